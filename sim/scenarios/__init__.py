@@ -1,0 +1,1 @@
+"""Scenarios that run the whole system offline."""

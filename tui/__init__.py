@@ -1,0 +1,1 @@
+"""karp-tui: live and replayed state of pending pods, NodeClaims, nodes, quota and findings."""
