@@ -15,12 +15,15 @@ __all__ = [
     "CATEGORIES",
     "INFO",
     "SEVERITIES",
+    "SEVERITY_RANK",
     "WARNING",
+    "Alternative",
     "Evidence",
     "Finding",
     "Fix",
     "InputStats",
     "LiveQuota",
+    "PodRequests",
     "QuotaFigures",
     "Report",
 ]
@@ -29,6 +32,7 @@ BLOCKING = "blocking"
 WARNING = "warning"
 INFO = "info"
 SEVERITIES = (BLOCKING, WARNING, INFO)
+SEVERITY_RANK = {BLOCKING: 0, WARNING: 1, INFO: 2}
 
 CATEGORIES = (
     "regional-vcpu-quota",
@@ -59,6 +63,8 @@ CATEGORIES = (
 class Evidence:
     file: str
     line: int
+    role: str = ""  # what the line shows: error, pods, nodeclaim, instance-type, success …
+    text: str = ""  # the line's text (the error lines' and unparsed lines' raw text), may be cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,7 @@ class Fix:
     kind: str
     summary: str  # one sentence a person can act on
     command: str = ""  # the exact command (az …, kubectl …) or a YAML snippet, when there is one
+    check: str = ""  # a read-only command that shows the figures before and after
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,31 @@ class QuotaFigures:
         return max(self.limit - self.usage, 0)
 
 
+@dataclass(frozen=True, slots=True)
+class PodRequests:
+    """What one pending pod asks for, and the per-node DaemonSet overhead, with how it was derived."""
+
+    cpu_m: int
+    memory: int
+    overhead_cpu_m: int
+    overhead_memory: int
+    overhead_pods: int
+    derivation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """One instance type that fits today's headroom, and how many pending pods it would hold."""
+
+    instance_type: str
+    vcpus: int
+    nodes: int  # how many such nodes fit in the headroom
+    pods_per_node: int
+    pods: int  # pending pods those nodes would hold
+    source: str = "catalog"  # catalog | name (figures derived from the size name only)
+    price_per_hour: float | None = None  # on-demand, from the catalog
+
+
 @dataclass(slots=True)
 class Finding:
     category: str
@@ -115,6 +147,15 @@ class Finding:
     details: list[str] = field(default_factory=list)  # further lines of explanation
     error_code: str = ""
     error_message: str = ""  # verbatim cloud text (always kept for unknown-error)
+    workloads: list[str] = field(default_factory=list)  # "Deployment default/inflate" when inferable
+    zones: list[str] = field(default_factory=list)
+    capacity_types: list[str] = field(default_factory=list)
+    resolved: bool = False  # the affected pods or claims got a node after the last error
+    resolved_at: datetime | None = None
+    pending_pods: list[str] = field(default_factory=list)  # named pods still without a node
+    per_pod: PodRequests | None = None
+    alternatives: list[Alternative] = field(default_factory=list)
+    evidence_total: int = 0  # evidence lines before the list was cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +176,9 @@ class Report:
     findings: list[Finding]
     generated_at: datetime
     notes: list[str] = field(default_factory=list)  # e.g. "quota figures from the log, logged at …"
+    filters: dict[str, list[str]] = field(default_factory=dict)  # the filters applied, as given
+    hidden: int = 0  # findings left out by the pod/nodepool/nodeclaim/category filters
+    quota_source: str = "log"  # log | snapshot | azure
 
     @property
     def blocking(self) -> bool:

@@ -18,6 +18,8 @@
         ├── AuthorizationFailed(action, scope)
         ├── ImageNotFound(image)
         ├── InvalidVmSize(sku)
+        ├── CloudUnavailable                no answer: connection refused or dropped, timeout, 5xx
+        ├── CredentialError                 no token could be had (az login, workload identity)
         └── UnknownCloudError               code and message kept verbatim
 
 ``classify(code, message, status)`` turns Azure's (code, message) pair into one of these.
@@ -36,7 +38,9 @@ __all__ = [
     "AllocationFailed",
     "AuthorizationFailed",
     "CloudError",
+    "CloudUnavailable",
     "ConfigError",
+    "CredentialError",
     "ImageNotFound",
     "InputError",
     "InvalidVmSize",
@@ -214,6 +218,18 @@ class InvalidVmSize(CloudError):
         self.sku = sku
 
 
+class CloudUnavailable(CloudError):
+    """Azure could not be reached or did not answer in time (transient; retry later)."""
+
+    category: ClassVar[str] = "cloud-unavailable"
+
+
+class CredentialError(CloudError):
+    """No access token could be obtained: not logged in, or workload identity not set up."""
+
+    category: ClassVar[str] = "credential-error"
+
+
 class UnknownCloudError(CloudError):
     category: ClassVar[str] = "unknown-error"
 
@@ -230,6 +246,7 @@ _SKU_SIZE = re.compile(r"size[^']*'([^']*)'", re.IGNORECASE)
 _IN_LOCATION = re.compile(r"in location '([^']*)'")
 _ZONES = re.compile(r"zones '([^']*)'")
 _SUBNET = re.compile(r"Subnet\s+(\S+)\s+with address prefix\s+(\S+)")
+_AKS_SUBNET = re.compile(r"Subnet Cidr\s+([^,\s]+)(?:,\s*Subnet Name\s+([^.,\s]+))?")
 _PUBLIC_IPS = re.compile(r"more than (\d+) public IP")
 _RETRY_SECONDS = re.compile(r"(?:retry after|try again after)\s*'?(\d+)'?\s*seconds", re.IGNORECASE)
 _AUTH = re.compile(r"perform action '([^']*)' over scope '([^']*)'")
@@ -278,6 +295,8 @@ def classify(code: str, message: str, status: int | None = None, retry_after: fl
         return Throttled(code, message, status, seconds)
     if code == "SkuNotAvailable":
         sku = _first(_SKU_RESOURCE, message) or _first(_SKU_SIZE, message)
+        if sku.startswith("/"):  # the older wording names the VM resource, not the size
+            sku = ""
         return SkuNotAvailable(code, message, status, sku, _first(_IN_LOCATION, message), _first(_ZONES, message))
     if code == "ZonalAllocationFailed":
         return ZonalAllocationFailed(code, message, status)
@@ -288,6 +307,8 @@ def classify(code: str, message: str, status: int | None = None, retry_after: fl
         return OverconstrainedAllocation(code, message, status, zonal)
     if code in ("SubnetIsFull", "InsufficientSubnetSize") or "does not have enough capacity for" in lowered:
         match = _SUBNET.search(message)
+        if match is None and (aks := _AKS_SUBNET.search(message)) is not None:
+            return SubnetFull(code, message, status, aks.group(2) or "", aks.group(1))
         return SubnetFull(code, message, status, match.group(1) if match else "", match.group(2) if match else "")
     if code == "PublicIPCountLimitReached":
         count = _first(_PUBLIC_IPS, message)

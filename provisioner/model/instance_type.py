@@ -85,6 +85,15 @@ def quota_family_name(name: str) -> str | None:
         return None
     if sku.family == "B" and sku.version == 1:
         return "standardBSFamily"
+    if sku.family == "B":  # Standard_B2ats_v2 -> standardBasv2Family, B2pls_v2 -> standardBpsv2Family
+        letters = sku.features.replace("l", "").replace("t", "")
+        return f"standardB{letters}v{sku.version}Family"
+    if sku.version >= 6:
+        # v6 names keep lower-case letters: StandardDsv6Family, StandardFalsv6Family; AMD D/E
+        # drop the "s" and start lower-case: Standard_D16als_v6 -> standardDalv6Family.
+        if sku.family in ("D", "E") and sku.features.startswith("a"):
+            return f"standard{sku.family}{sku.features.replace('s', '')}v{sku.version}Family"
+        return f"Standard{sku.family}{sku.features}v{sku.version}Family"
     features = sku.features.replace("m", "").replace("t", "").upper()
     version = f"v{sku.version}" if sku.version > 1 else ""
     return f"standard{sku.family}{features}{version}Family"

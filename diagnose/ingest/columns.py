@@ -1,0 +1,262 @@
+"""From decoded JSON records to the normalised table: one set of polars expressions.
+
+Every JSON record, whether the vectorised path decoded it straight from the file or the
+per-line path recovered it (a prefixed, console-encoded, pretty-printed or repaired
+line), goes through ``derive``. That is what makes both paths agree column for column.
+
+Inputs: ``decoded`` (a frame with the columns of ``vocabulary.DECODE_SCHEMA``) and
+``meta`` (same height): ``line``, ``raw`` (the original text), ``keep_raw`` (bool),
+``prefix_time`` (a ``kubectl logs --timestamps`` time, used when the record has none),
+``status`` (parse_status) and ``shape`` (set when the reader knows the shape, else null).
+Error texts are analysed in Python once per distinct text (``error_text.analyse``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from diagnose.ingest.error_text import analyse
+from diagnose.ingest.vocabulary import event_expr
+from diagnose.schema import SCHEMA
+from provisioner.model.quantity import QuantityError, parse_count, parse_cpu, parse_memory
+
+__all__ = ["META_SCHEMA", "derive"]
+
+META_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "line": pl.Int64,
+    "raw": pl.Utf8,
+    "keep_raw": pl.Boolean,
+    "prefix_time": pl.Utf8,
+    "status": pl.Utf8,
+    "shape": pl.Utf8,
+}
+
+_OTHERS = r" and (\d+) other\(s\)$"
+_TIME_Z = "%Y-%m-%dT%H:%M:%S%.fZ"
+_TIME_OFFSET = "%Y-%m-%dT%H:%M:%S%.f%z"
+_INSTANCE_IN_MESSAGE = (
+    r"(?:^[Ss]elected instance type |for instance type |^[Cc]reating virtual machine \S+ \()([A-Za-z][A-Za-z0-9_-]*)"
+)
+_PROBLEM_LEVELS = ["ERROR", "WARN", "DPANIC", "PANIC", "FATAL"]
+_QUOTA_CATEGORY = {"regional": "regional-vcpu-quota", "family": "family-vcpu-quota", "spot": "spot-vcpu-quota"}
+_FACT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "_text": pl.Utf8,
+    "_code": pl.Utf8,
+    "_emsg": pl.Utf8,
+    "_cat": pl.Utf8,
+    "_qscope": pl.Utf8,
+    "_qname": pl.Utf8,
+    "_qlimit": pl.Int64,
+    "_qusage": pl.Int64,
+    "_qrequired": pl.Int64,
+    "_qnew": pl.Int64,
+    "_region": pl.Utf8,
+}
+
+
+def _time(text: pl.Expr, offsets: bool) -> pl.Expr:
+    parsed = text.str.to_datetime(_TIME_Z, time_unit="us", time_zone="UTC", strict=False)
+    if not offsets:
+        return parsed
+    other = text.str.to_datetime(_TIME_OFFSET, time_unit="us", time_zone="UTC", strict=False)
+    return pl.coalesce(parsed, other)
+
+
+def _name_list(text: pl.Expr) -> pl.Expr:
+    """'a, b and 5 other(s)' or '["a", "b"]' -> ['a', 'b']; a bare number -> null."""
+    body = text.str.replace(_OTHERS, "")
+    array = body.str.strip_chars("[]").str.replace_all('"', "", literal=True)
+    return (
+        pl.when(text.str.contains(r"^\d+$") | (body.str.strip_chars() == "") | (body == "[]"))
+        .then(None)
+        .when(text.str.starts_with("["))
+        .then(array.str.split(", "))
+        .otherwise(body.str.split(", "))
+    )
+
+
+def _count(text: pl.Expr) -> pl.Expr:
+    """Names listed plus 'and N other(s)'; a bare number is the count itself."""
+    others = text.str.extract(_OTHERS, 1).cast(pl.Int64).fill_null(0)
+    body = text.str.replace(_OTHERS, "")
+    listed = pl.when(body.str.strip_chars("[] ") == "").then(0).otherwise(body.str.count_matches(",") + 1)
+    return pl.when(text.str.contains(r"^\d+$")).then(text.cast(pl.Int64, strict=False)).otherwise(listed + others)
+
+
+def _object_name(field: str) -> pl.Expr:
+    return pl.col(field).struct.field("name")
+
+
+def _quantities(values: pl.Series, parse: object) -> dict[str, int | None]:
+    out: dict[str, int | None] = {}
+    for value in values.drop_nulls().unique().to_list():
+        try:
+            out[value] = parse(value)  # type: ignore[operator]
+        except (QuantityError, ValueError):
+            out[value] = None
+    return out
+
+
+def _facts(texts: pl.Series) -> pl.DataFrame:
+    rows = []
+    for text in texts.drop_nulls().unique().to_list():
+        f = analyse(text)
+        rows.append(
+            (text, f.code, f.message, f.category, f.quota_scope, f.quota_name, f.quota_limit, f.quota_usage,
+             f.quota_required, f.quota_new_limit, f.region)
+        )
+    return pl.DataFrame(rows, schema=_FACT_SCHEMA, orient="row")
+
+
+def derive(decoded: pl.DataFrame, meta: pl.DataFrame, file: str) -> pl.DataFrame:
+    """The SCHEMA rows (plus nothing else) of these decoded records."""
+    df = pl.concat([meta, decoded], how="horizontal")
+    c = pl.col
+    message = pl.coalesce(c("message"), c("msg"))
+    level = c("level").str.to_uppercase().replace({"WARNING": "WARN", "ERR": "ERROR"})
+    offsets = bool(df.height) and bool(
+        df.select((c("time").is_not_null() & ~c("time").str.ends_with("Z")).any()).item()
+        or df.select((c("prefix_time").is_not_null() & ~c("prefix_time").str.ends_with("Z")).any()).item()
+    )
+    time = pl.coalesce(
+        _time(c("time"), offsets),
+        (c("ts") * 1_000_000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")),
+        _time(c("prefix_time"), offsets),
+    )
+    pods_text = pl.coalesce(c("Pods"), c("pods"))
+    pod_obj = c("Pod").struct
+    single = pl.coalesce(
+        c("pod"),
+        pl.when(pod_obj.field("namespace").fill_null("") != "")
+        .then(pl.concat_str([pod_obj.field("namespace"), pl.lit("/"), pod_obj.field("name")]))
+        .otherwise(pod_obj.field("name")),
+    )
+    names = _name_list(pods_text)
+    pods = (
+        pl.when(single.is_not_null() & names.is_not_null())
+        .then(pl.concat_list([single, names]))
+        .when(single.is_not_null())
+        .then(pl.concat_list([single]))
+        .otherwise(names)
+    )
+    listed_count = pl.when(pods_text.is_not_null()).then(_count(pods_text)).otherwise(0)
+    pod_count = (
+        pl.when(pods_text.is_null() & single.is_null())
+        .then(None)
+        .otherwise(listed_count + single.is_not_null().cast(pl.Int64))
+    )
+    kind = c("controllerKind")
+    shape = pl.coalesce(
+        c("shape"),
+        pl.when(c("event").is_not_null() & message.is_not_null()).then(pl.lit("karp"))
+        .when(c("ts").is_not_null() | c("msg").is_not_null()).then(pl.lit("fallback"))
+        .when((c("logger") == "controller") | c("controller").is_not_null()).then(pl.lit("v1"))
+        .when(message.is_not_null()).then(pl.lit("alpha"))
+        .otherwise(pl.lit("json")),
+    )
+    requests = c("requests").struct
+    out = df.select(
+        pl.lit(file, pl.Utf8).alias("file"),
+        c("line"),
+        pl.lit("log").alias("source"),
+        c("status").alias("parse_status"),
+        shape.alias("shape"),
+        time.alias("time"),
+        level.alias("level"),
+        pl.coalesce(c("controller"), c("logger").str.strip_prefix("controller.")).alias("component"),
+        message.alias("message"),
+        pl.coalesce(c("event"), event_expr(message)).alias("event"),
+        pods.alias("pods"),
+        pod_count.alias("pod_count"),
+        pl.coalesce(c("nodepool"), _object_name("NodePool"), c("provisioner"),
+                    pl.when(kind == "NodePool").then(c("name"))).alias("nodepool"),
+        pl.coalesce(c("nodeclaim"), _object_name("NodeClaim"), c("machine"), _object_name("Machine"),
+                    pl.when(kind == "NodeClaim").then(c("name"))).alias("nodeclaim"),
+        pl.coalesce(c("node"), _object_name("Node"), pl.when(kind == "Node").then(c("name"))).alias("node"),
+        pl.coalesce(c("instance-type"), c("instanceType"), message.str.extract(_INSTANCE_IN_MESSAGE, 1)).alias(
+            "instance_type"
+        ),
+        _count(c("instance-types")).alias("instance_types_count"),
+        c("zone"),
+        pl.coalesce(c("capacity-type"), c("capacityType")).alias("capacity_type"),
+        requests.field("cpu").alias("_cpu"),
+        requests.field("memory").alias("_memory"),
+        requests.field("pods").alias("_rpods"),
+        c("error").alias("_error"),
+        c("error.code").alias("_ecode"),
+        c("quota"),
+        pl.coalesce(c("region"), c("location")).alias("_region0"),
+        c("raw"),
+        c("keep_raw"),
+    )
+    out = _requests(out)
+    problem = (
+        c("_error").is_not_null() | c("level").is_in(_PROBLEM_LEVELS) | c("_ecode").is_not_null() | c("quota").is_not_null()
+    )
+    if out.height and out.select(problem.any()).item():
+        plain = out.filter(~problem)
+        problems = _errors(out.filter(problem))
+        out = pl.concat([_no_errors(plain), problems], how="vertical")
+    else:
+        out = _no_errors(out)
+    return out.select(list(SCHEMA)).cast(SCHEMA)  # type: ignore[arg-type]
+
+
+def _requests(out: pl.DataFrame) -> pl.DataFrame:
+    c = pl.col
+    return out.with_columns(
+        c("_cpu").replace_strict(_quantities(out["_cpu"], parse_cpu), default=None, return_dtype=pl.Int64).alias(
+            "requests_cpu_m"
+        ),
+        c("_memory")
+        .replace_strict(_quantities(out["_memory"], parse_memory), default=None, return_dtype=pl.Int64)
+        .alias("requests_memory"),
+        c("_rpods").replace_strict(_quantities(out["_rpods"], parse_count), default=None, return_dtype=pl.Int64).alias(
+            "requests_pods"
+        ),
+    )
+
+
+def _no_errors(plain: pl.DataFrame) -> pl.DataFrame:
+    null_str, null_int = pl.lit(None, pl.Utf8), pl.lit(None, pl.Int64)
+    return plain.with_columns(
+        null_str.alias("error_code"),
+        null_str.alias("error_message"),
+        null_str.alias("category"),
+        null_str.alias("quota_scope"),
+        null_str.alias("quota_name"),
+        null_int.alias("quota_limit"),
+        null_int.alias("quota_usage"),
+        null_int.alias("quota_required"),
+        null_int.alias("quota_new_limit"),
+        pl.col("_region0").alias("region"),
+        null_str.alias("reason"),
+        null_str.alias("object_kind"),
+        null_str.alias("object_name"),
+        pl.when(pl.col("keep_raw")).then(pl.col("raw")).alias("raw"),
+    )
+
+
+def _errors(rows: pl.DataFrame) -> pl.DataFrame:
+    c = pl.col
+    text = pl.coalesce(c("_error"), c("message"))
+    rows = rows.with_columns(text.alias("_text"))
+    rows = rows.join(_facts(rows["_text"]), on="_text", how="left")
+    q = c("quota").struct
+    return rows.with_columns(
+        pl.coalesce(c("_ecode"), c("_code")).alias("error_code"),
+        pl.when(c("_error").is_not_null() | c("_code").is_not_null() | (c("level") == "ERROR"))
+        .then(c("_emsg"))
+        .alias("error_message"),
+        pl.coalesce(q.field("scope").replace_strict(_QUOTA_CATEGORY, default=None), c("_cat")).alias("category"),
+        pl.coalesce(q.field("scope"), c("_qscope")).alias("quota_scope"),
+        pl.coalesce(q.field("name"), c("_qname")).alias("quota_name"),
+        pl.coalesce(q.field("limit"), c("_qlimit")).alias("quota_limit"),
+        pl.coalesce(q.field("usage"), c("_qusage")).alias("quota_usage"),
+        pl.coalesce(q.field("required"), c("_qrequired")).alias("quota_required"),
+        pl.coalesce(q.field("newLimit"), c("_qnew")).alias("quota_new_limit"),
+        pl.coalesce(q.field("region"), c("_region"), c("_region0")).alias("region"),
+        pl.lit(None, pl.Utf8).alias("reason"),
+        pl.lit(None, pl.Utf8).alias("object_kind"),
+        pl.lit(None, pl.Utf8).alias("object_name"),
+    )

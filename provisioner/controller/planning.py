@@ -1,0 +1,146 @@
+"""The bridge to the pure planner: controller snapshot in, ``Decisions`` out.
+
+``build_snapshot`` freezes what the controller gathered into the planner's ``Snapshot``
+(pods, nodes, in-flight NodeClaims, NodePools, catalog, quota, unavailable offerings,
+DaemonSet overhead per NodePool, now); ``to_decisions`` maps the planner's ``Plan`` back
+into the controller's terms, grouping the pods that wait for the same reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from provisioner.controller.cluster import ClaimRecord
+from provisioner.controller.decisions import Blocked, ClaimDecision, Decisions, Nomination, QuotaBlock
+from provisioner.controller.provisioning import PlanInput
+from provisioner.controller.unavailable import UnavailableOfferings
+from provisioner.model.catalog import Catalog
+from provisioner.model.nodepool import NodeClaim, NodeClaimStatus, NodePool
+from provisioner.model.pod import Pod
+from provisioner.model.requirements import Requirements
+from provisioner.model.resources import Resources
+from provisioner.model.taints import tolerates_all
+from provisioner.scheduling.plan import Plan, ReasonCode
+from provisioner.scheduling.snapshot import Snapshot
+
+__all__ = ["build_snapshot", "daemonset_overhead", "planner", "to_decisions"]
+
+_SCOPES = {
+    ReasonCode.QUOTA_REGIONAL: "regional",
+    ReasonCode.QUOTA_FAMILY: "family",
+    ReasonCode.QUOTA_SPOT: "spot",
+}
+
+
+def daemonset_overhead(pool: NodePool, daemonset_pods: tuple[Pod, ...]) -> Resources:
+    """What the DaemonSets that would run on a node of ``pool`` request together."""
+    labels = pool.label_map
+    total = Resources()
+    for pod in daemonset_pods:
+        if not tolerates_all(pool.taints, pod.tolerations):
+            continue
+        if not any(_may_match(term, labels) for term in pod.terms):
+            continue
+        total = total + pod.requests
+    return total
+
+
+def _may_match(term: Requirements, labels: dict[str, str]) -> bool:
+    """A DaemonSet term is taken to match unless it contradicts a label the pool fixes."""
+    return term.only(labels.keys()).matches(labels)
+
+
+def _claim(record: ClaimRecord) -> NodeClaim:
+    launched = record.status_of("Launched") == "True"
+    status = NodeClaimStatus.PLANNED
+    if launched:
+        status = NodeClaimStatus.REGISTERED if record.node_name else NodeClaimStatus.LAUNCHED
+    return NodeClaim(
+        name=record.name, nodepool=record.nodepool, requests=record.requests, instance_types=(record.instance_type,),
+        instance_type=record.instance_type, capacity_type=record.capacity_type, zone=record.zone, status=status,
+        node_name=record.node_name, provider_id=record.provider_id, created_at=record.launched_at,
+    )
+
+
+def unavailable_keys(unavailable: UnavailableOfferings, catalog: Catalog, snapshot: PlanInput) -> frozenset[tuple[str, str, str]]:
+    entries = unavailable.entries(snapshot.now)
+    if not entries:
+        return frozenset()
+    out: set[tuple[str, str, str]] = set()
+    for it in catalog.types:
+        for o in it.offerings:
+            if any(e.blocks(it, o.capacity_type, o.zone) for e in entries):
+                out.add((o.capacity_type, it.name, o.zone))
+    return frozenset(out)
+
+
+def build_snapshot(data: PlanInput, unavailable: UnavailableOfferings, region: str) -> Snapshot:
+    view = data.view
+    catalog = Catalog(region=region, types=data.catalog, read_at=None, source="controller")
+    return Snapshot(
+        pods=view.pending,
+        nodepools=view.nodepools,
+        catalog=catalog,
+        nodes=tuple(n.node for n in view.nodes),
+        in_flight=tuple(_claim(c) for c in data.in_flight if c.status_of("Initialized") != "True"),
+        quota=data.quota if data.quota_aware else None,
+        unavailable=unavailable_keys(unavailable, catalog, data),
+        daemonset_overhead={p.name: daemonset_overhead(p, view.daemonset_pods) for p in view.nodepools},
+        node_classes={nc.name: nc for nc in view.nodeclasses},
+        now=data.now,
+    )
+
+
+def to_decisions(plan: Plan, data: PlanInput, region: str) -> Decisions:
+    pods = {p.key: p for p in data.view.pending}
+    pools = {p.name: p for p in data.view.nodepools}
+    types = {it.name: it for it in data.catalog}
+    claims: list[ClaimDecision] = []
+    for c in plan.nodeclaims:
+        pool = pools.get(c.nodepool)
+        if pool is None:
+            continue
+        names = [c.instance_type] + [o.name for o in c.options if o.name != c.instance_type]
+        options = tuple(types[n] for n in dict.fromkeys(names) if n in types)
+        reqs = tuple({"key": r.key, "operator": r.operator, "values": list(r.values)}
+                     for r in c.to_nodeclaim().requirements.items)
+        claims.append(ClaimDecision(pool, options, c.capacity_type, c.zone, c.requests,
+                                    tuple(pods[k] for k in c.pods if k in pods), reqs, c.name))
+    targets: dict[str, list[Pod]] = {}
+    for p in plan.placements:
+        if p.pod in pods:
+            targets.setdefault(f"{p.kind}/{p.target}", []).append(pods[p.pod])
+    nominations = tuple(Nomination(t, tuple(ps)) for t, ps in targets.items())
+    groups: dict[tuple[Any, ...], list[Pod]] = {}
+    reasons: dict[tuple[Any, ...], Any] = {}
+    for u in plan.unplaced:
+        r = u.reason
+        key = (r.code, r.nodepool, r.quota, r.limit, r.usage, r.new_limit, r.message if r.quota == "" else "")
+        if u.pod in pods:
+            groups.setdefault(key, []).append(pods[u.pod])
+            reasons.setdefault(key, r)
+    blocked: list[Blocked] = []
+    for key, members in groups.items():
+        r = reasons[key]
+        quota: QuotaBlock | None = None
+        scope = _SCOPES.get(r.code)
+        if scope is not None and r.limit is not None and r.usage is not None:
+            needed = r.needed or 0
+            quota = QuotaBlock(scope, r.quota, region, r.limit, r.usage, needed,
+                               r.new_limit if r.new_limit is not None else r.usage + needed)
+        text = quota.describe() if quota is not None else r.message
+        blocked.append(Blocked(tuple(members), text, r.nodepool, quota, r.code == ReasonCode.NODEPOOL_LIMIT))
+    return Decisions(tuple(claims), nominations, tuple(blocked))
+
+
+def planner(
+    unavailable: UnavailableOfferings, region: str, plan: Callable[[Snapshot, bool], Plan]
+) -> Callable[[PlanInput], Decisions]:
+    """A ``PlanFunction`` over the pure planner ``plan(snapshot, quota_aware) -> Plan``."""
+
+    def run(data: PlanInput) -> Decisions:
+        snapshot = build_snapshot(data, unavailable, region)
+        return to_decisions(plan(snapshot, data.quota_aware), data, region)
+
+    return run

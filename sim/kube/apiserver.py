@@ -1,0 +1,472 @@
+"""The REST semantics of the Kubernetes API, independent of HTTP.
+
+``ApiServer`` resolves a path to a resource, applies get/list/create/replace/patch/
+delete to the store, serves the subresources we need (``status``, ``scale``, pod
+``binding`` and ``log``), registers custom resources when their CRD is created, and
+produces watch streams (initial ADDED events, selector-aware transitions, BOOKMARKs,
+410 for compacted versions).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from sim.kube import kinds as kinds_mod
+from sim.kube.kinds import BUILTINS, Kind
+from sim.kube.patching import PatchError, json_patch, merge_patch, strategic_merge_patch
+from sim.kube.selectors import FieldSelector, LabelSelector, SelectorError
+from sim.kube.store import ApiError, Store, WatchEvent, now_iso
+
+__all__ = ["ApiServer", "Request", "Route"]
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    kind: Kind
+    namespace: str = ""
+    name: str = ""
+    subresource: str = ""
+
+
+@dataclass(slots=True)
+class Request:
+    method: str
+    path: str
+    query: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    content_type: str = ""
+
+
+class ApiServer:
+    def __init__(self, store: Store, bookmark_interval: float = 1.0) -> None:
+        self.store = store
+        self.kinds: dict[tuple[str, str, str], Kind] = {}  # (group, version, plural)
+        self.bookmark_interval = bookmark_interval
+        self.pod_logs: dict[tuple[str, str, str, bool], str] = {}
+        self.version = {"major": "1", "minor": "31", "gitVersion": "v1.31.2", "gitCommit": "emulated",
+                        "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.22.8",
+                        "compiler": "gc", "platform": "linux/amd64"}
+        for kind in BUILTINS:
+            self.register(kind)
+
+    # ---- registry -------------------------------------------------------------------------
+    def register(self, kind: Kind) -> None:
+        self.kinds[(kind.group, kind.version, kind.plural)] = kind
+
+    def kind(self, group: str, version: str, plural: str) -> Kind:
+        try:
+            return self.kinds[(group, version, plural)]
+        except KeyError:
+            raise ApiError(404, "the server could not find the requested resource", "NotFound") from None
+
+    def find_kind(self, plural_or_kind: str) -> Kind:
+        for kind in self.kinds.values():
+            if plural_or_kind in (kind.plural, kind.kind):
+                return kind
+        raise KeyError(plural_or_kind)
+
+    def register_crd(self, crd: Obj) -> None:
+        for kind in kinds_mod.kind_from_crd(crd):
+            self.register(kind)
+
+    # ---- routing --------------------------------------------------------------------------
+    def route(self, path: str) -> Route | Obj:
+        """A resource route, or a discovery document for discovery paths."""
+        parts = [p for p in path.split("/") if p]
+        if parts == ["api"]:
+            return {"kind": "APIVersions", "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+        if parts == ["apis"]:
+            return kinds_mod.api_group_list(list(self.kinds.values()))
+        if parts == ["version"]:
+            return dict(self.version)
+        if parts[:1] == ["openapi"]:
+            if parts[1:2] == ["v2"]:
+                return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": self.version["gitVersion"]}, "paths": {}, "definitions": {}}
+            return {"paths": {}}
+        if parts[:1] == ["api"]:
+            group, rest = "", parts[1:]
+        elif parts[:1] == ["apis"] and len(parts) >= 2:
+            group, rest = parts[1], parts[2:]
+            if not rest:
+                versions = sorted({k.version for k in self.kinds.values() if k.group == group})
+                if not versions:
+                    raise ApiError(404, "the server could not find the requested resource")
+                return kinds_mod.api_group(group, versions)
+        else:
+            raise ApiError(404, "the server could not find the requested resource")
+        version, rest = rest[0], rest[1:]
+        if not rest:
+            listed = [k for k in self.kinds.values() if k.group == group and k.version == version]
+            if not listed:
+                raise ApiError(404, "the server could not find the requested resource")
+            return kinds_mod.api_resource_list(f"{group}/{version}" if group else version, listed)
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) >= 3 and (group, version, rest[2]) in self.kinds:
+            namespace, rest = rest[1], rest[2:]
+        kind = self.kind(group, version, rest[0])
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and sub not in kind.subresources:
+            raise ApiError(404, "the server could not find the requested resource")
+        return Route(kind, namespace, name, sub)
+
+    # ---- verbs ------------------------------------------------------------------------------
+    def handle(self, request: Request, route: Route) -> tuple[int, Obj | str]:
+        kind, ns, name, sub = route.kind, route.namespace, route.name, route.subresource
+        if kind.namespaced and name and not ns:
+            raise ApiError(404, "the server could not find the requested resource")
+        method = request.method
+        if sub == "log" and method == "GET":
+            return 200, self._log(ns, name, request.query)
+        if sub == "binding" and method == "POST":
+            return 201, self._bind(ns, name, self._body(request))
+        if sub == "scale":
+            return self._scale(request, route)
+        if method == "GET" and not name:
+            return 200, self.list(kind, ns, request.query)
+        if method == "GET":
+            return 200, self.store.get(kind, ns, name)
+        if method == "POST" and not name:
+            body = self._body(request)
+            if kind.key == "/pods":
+                return 201, self.create_pod(ns, body)
+            obj = self.store.create(kind, ns, body)
+            if kind.plural == "customresourcedefinitions":
+                obj = self._establish(obj)
+            return 201, obj
+        if method == "PUT" and name:
+            body = self._body(request)
+            if (body.get("metadata") or {}).get("name", name) != name:
+                raise ApiError(400, "the name of the object does not match the name on the URL")
+            return 200, self.store.replace(kind, ns, name, body, sub)
+        if method == "PATCH" and name:
+            return self._patch(request, route)
+        if method == "DELETE" and name:
+            return 200, self._delete(kind, ns, name, request)
+        if method == "DELETE":
+            items, _ = self.list_objects(kind, ns, request.query)
+            for item in items:
+                self.store.delete(kind, item["metadata"].get("namespace", ""), item["metadata"]["name"])
+            return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+        raise ApiError(405, f"the server does not allow this method on the requested resource ({method})")
+
+    def _body(self, request: Request) -> Obj:
+        try:
+            if "yaml" in request.content_type:
+                loaded = yaml.safe_load(request.body or b"{}")
+            else:
+                import orjson
+
+                loaded = orjson.loads(request.body or b"{}")
+        except Exception as e:
+            raise ApiError(400, f"the request body could not be decoded: {e}") from e
+        if not isinstance(loaded, (dict, list)):
+            raise ApiError(400, "the request body must be a JSON object")
+        return loaded  # type: ignore[return-value]
+
+    def _selectors(self, query: dict[str, str]) -> tuple[LabelSelector, FieldSelector]:
+        try:
+            return LabelSelector.parse(query.get("labelSelector")), FieldSelector.parse(query.get("fieldSelector"))
+        except SelectorError as e:
+            raise ApiError(400, str(e)) from e
+
+    def list_objects(self, kind: Kind, ns: str, query: dict[str, str]) -> tuple[list[Obj], int]:
+        labels, fields = self._selectors(query)
+        return self.store.list(kind, ns, labels, fields)
+
+    def list(self, kind: Kind, ns: str, query: dict[str, str]) -> Obj:
+        items, rv = self.list_objects(kind, ns, query)
+        items = sorted(items, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        return {"kind": f"{kind.kind}List", "apiVersion": kind.api_version,
+                "metadata": {"resourceVersion": str(rv)}, "items": items}
+
+    def handle_create_crd(self, crd: Obj) -> Obj:
+        return self._establish(self.store.create(self.kind("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "", crd))
+
+    def _establish(self, crd: Obj) -> Obj:
+        self.register_crd(crd)
+
+        def ready(obj: Obj) -> None:
+            obj["status"] = {
+                "acceptedNames": obj["spec"]["names"],
+                "storedVersions": [v["name"] for v in obj["spec"]["versions"] if v.get("storage", True)],
+                "conditions": [
+                    {"type": t, "status": "True", "reason": r, "message": m, "lastTransitionTime": now_iso()}
+                    for t, r, m in (("NamesAccepted", "NoConflicts", "no conflicts found"),
+                                    ("Established", "InitialNamesAccepted", "the initial names have been accepted"))
+                ],
+            }
+
+        return self.store.mutate(self.kind("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "",
+                                 crd["metadata"]["name"], ready, "status")
+
+    def _patch(self, request: Request, route: Route) -> tuple[int, Obj]:
+        kind, ns, name, sub = route.kind, route.namespace, route.name, route.subresource
+        ctype = request.content_type.split(";")[0].strip()
+        body = self._body(request)
+        is_custom = (kind.group, kind.version, kind.plural) not in {(k.group, k.version, k.plural) for k in BUILTINS}
+        if ctype == "application/apply-patch+yaml":
+            if self.store.find(kind, ns, name) is None:
+                assert isinstance(body, dict)
+                return 201, self.store.create(kind, ns, body)
+        elif ctype == "application/strategic-merge-patch+json" and is_custom:
+            raise ApiError(415, f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml", "UnsupportedMediaType")
+        elif ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json", "application/json-patch+json"):
+            raise ApiError(415, f"unsupported patch type {ctype!r}", "UnsupportedMediaType")
+        with self.store.lock:
+            old = self.store.get(kind, ns, name)
+            try:
+                if ctype == "application/json-patch+json":
+                    if not isinstance(body, list):
+                        raise PatchError("a JSON patch must be a list of operations", 400)
+                    new = json_patch(old, body)
+                elif ctype == "application/strategic-merge-patch+json":
+                    new = strategic_merge_patch(old, body)
+                else:
+                    new = merge_patch(old, body)
+            except PatchError as e:
+                raise ApiError(e.status, str(e)) from e
+            if not isinstance(new, dict):
+                raise ApiError(422, "the patch did not produce an object")
+            wanted = (body.get("metadata") or {}).get("resourceVersion") if isinstance(body, dict) else None
+            meta = new.setdefault("metadata", {})
+            meta["resourceVersion"] = str(wanted) if wanted else old["metadata"]["resourceVersion"]
+            return 200, self.store.replace(kind, ns, name, new, sub)
+
+    def _delete(self, kind: Kind, ns: str, name: str, request: Request) -> Obj:
+        options: Obj = {}
+        if request.body:
+            parsed = self._body(request)
+            options = parsed if isinstance(parsed, dict) else {}
+        pre = options.get("preconditions") or {}
+        return self.store.delete(kind, ns, name, pre.get("resourceVersion"), pre.get("uid"))
+
+    # ---- what admission and the scheduler add -------------------------------------------------
+    def create_pod(self, ns: str, body: Obj) -> Obj:
+        """Create a pod with the defaults admission adds (phase Pending, scheduler, tolerations)."""
+        pod = dict(body)
+        spec = dict(pod.get("spec") or {})
+        spec.setdefault("schedulerName", "default-scheduler")
+        spec.setdefault("restartPolicy", "Always")
+        spec.setdefault("terminationGracePeriodSeconds", 30)
+        spec.setdefault("dnsPolicy", "ClusterFirst")
+        spec.setdefault("priority", 0)
+        tolerations = list(spec.get("tolerations") or [])
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+            if not any(t.get("key") == key and t.get("effect") in ("NoExecute", None, "") for t in tolerations):
+                tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+        spec["tolerations"] = tolerations
+        pod["spec"] = spec
+        requests = [c.get("resources") or {} for c in spec.get("containers") or []]
+        qos = "BestEffort" if not any(r.get("requests") or r.get("limits") for r in requests) else "Burstable"
+        pod["status"] = {"phase": "Pending", "qosClass": qos, **(pod.get("status") or {})}
+        return self.store.create(self.kind("", "v1", "pods"), ns, pod)
+
+    def bind(self, ns: str, name: str, node: str) -> Obj:
+        return self._bind(ns, name, {"target": {"kind": "Node", "name": node}})
+
+    def record_event(self, obj: Obj, type_: str, reason: str, message: str, component: str) -> Obj:
+        """Post (or aggregate: count + 1) a core/v1 Event about ``obj``."""
+        events = self.kind("", "v1", "events")
+        meta = obj["metadata"]
+        ns = meta.get("namespace") or "default"
+        now = now_iso()
+        with self.store.lock:
+            for event in self.store.all_objects(events):
+                inv = event.get("involvedObject") or {}
+                if (inv.get("uid") == meta.get("uid") and event.get("reason") == reason and event.get("message") == message
+                        and (event.get("source") or {}).get("component") == component):
+                    return self.store.mutate(events, event["metadata"]["namespace"], event["metadata"]["name"],
+                                             lambda e: e.update(count=int(e.get("count", 1)) + 1, lastTimestamp=now))
+            body = {
+                "metadata": {"name": f"{meta['name']}.{self.store.rng.getrandbits(64):016x}", "namespace": ns},
+                "involvedObject": {"kind": obj.get("kind", ""), "namespace": meta.get("namespace", ""), "name": meta["name"],
+                                   "uid": meta.get("uid", ""), "apiVersion": obj.get("apiVersion", ""),
+                                   "resourceVersion": meta.get("resourceVersion", "")},
+                "reason": reason, "message": message, "type": type_, "count": 1,
+                "source": {"component": component}, "firstTimestamp": now, "lastTimestamp": now,
+                "eventTime": None, "reportingComponent": component, "reportingInstance": "",
+            }
+            return self.store.create(events, ns, body)
+
+    # ---- subresources ------------------------------------------------------------------------
+    def _bind(self, ns: str, name: str, body: Obj) -> Obj:
+        pods = self.kind("", "v1", "pods")
+        target = (body.get("target") or {}).get("name", "")
+        if not target:
+            raise ApiError(422, "Binding target name is required")
+
+        def bind(pod: Obj) -> None:
+            current = pod.get("spec", {}).get("nodeName")
+            if current:
+                raise ApiError(409, f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned to node "{current}"', "Conflict", pods, name)
+            pod["spec"]["nodeName"] = target
+            set_condition(pod, "PodScheduled", "True")
+
+        with self.store.lock:
+            pod = self.store.get(pods, ns, name)
+            if pod["metadata"].get("deletionTimestamp"):
+                raise ApiError(409, f"pod {name} is being deleted, cannot be assigned to a host", "Conflict", pods, name)
+            self.store.mutate(pods, ns, name, bind, "*")
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    def _scale(self, request: Request, route: Route) -> tuple[int, Obj]:
+        kind, ns, name = route.kind, route.namespace, route.name
+        if request.method in ("PUT", "PATCH"):
+            body = self._body(request)
+            replicas = (body.get("spec") or {}).get("replicas") if isinstance(body, dict) else None
+            if request.method == "PATCH" and isinstance(body, list):
+                replicas = json_patch({"spec": {"replicas": 0}}, body)["spec"]["replicas"]
+            if not isinstance(replicas, int) or replicas < 0:
+                raise ApiError(422, "Scale.spec.replicas: Invalid value: must be a non-negative integer")
+            wanted = (body.get("metadata") or {}).get("resourceVersion") if isinstance(body, dict) else None
+            with self.store.lock:
+                current = self.store.get(kind, ns, name)
+                if wanted and str(wanted) != current["metadata"]["resourceVersion"]:
+                    raise ApiError(409, f'Operation cannot be fulfilled on {kind.plural}.{kind.group} "{name}": the object has been modified; please apply your changes to the latest version and try again', "Conflict", kind, name)
+                self.store.mutate(kind, ns, name, lambda o: o["spec"].__setitem__("replicas", replicas))
+        obj = self.store.get(kind, ns, name)
+        selector = (obj.get("spec") or {}).get("selector") or {}
+        labels = ",".join(f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items())
+        return 200, {
+            "kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: obj["metadata"][k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")},
+            "spec": {"replicas": obj["spec"].get("replicas", 1)},
+            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": labels},
+        }
+
+    def _log(self, ns: str, name: str, query: dict[str, str]) -> str:
+        pod = self.store.get(self.kind("", "v1", "pods"), ns, name)
+        containers = [c["name"] for c in pod.get("spec", {}).get("containers", [])]
+        container = query.get("container") or ""
+        if not container:
+            if len(containers) != 1:
+                raise ApiError(400, f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]")
+            container = containers[0]
+        elif container not in containers:
+            raise ApiError(400, f"container {container} is not valid for pod {name}")
+        previous = query.get("previous") in ("true", "1", "True")
+        text = self.pod_logs.get((ns, name, container, previous))
+        if text is None and previous:
+            raise ApiError(400, f'previous terminated container "{container}" in pod "{name}" not found')
+        text = text or ""
+        if query.get("tailLines"):
+            lines = text.splitlines(keepends=True)
+            text = "".join(lines[-int(query["tailLines"]):]) if int(query["tailLines"]) > 0 else ""
+        return text
+
+    # ---- watch -----------------------------------------------------------------------------------
+    def watch(self, route: Route, query: dict[str, str], stopped: Any) -> Iterator[list[Obj]]:
+        """Batches of watch events as dicts, ending at timeoutSeconds (or when ``stopped()``).
+
+        Bad selectors, bad versions and 410 raise here, before the stream starts."""
+        kind, ns = route.kind, route.namespace
+        labels, fields = self._selectors(query)
+        if route.name:
+            fields = FieldSelector((*fields.terms, ("metadata.name", True, route.name)))
+        start = query.get("resourceVersion") or ""
+        if start not in ("", "0"):
+            try:
+                int(start)
+            except ValueError:
+                raise ApiError(400, f"invalid resource version {start!r}") from None
+            self.store.events_after(kind.key, int(start))
+        return self._stream(kind, ns, labels, fields, query, stopped)
+
+    def _stream(self, kind: Kind, ns: str, labels: LabelSelector, fields: FieldSelector, query: dict[str, str],
+                stopped: Any) -> Iterator[list[Obj]]:
+        timeout = float(query.get("timeoutSeconds") or 1800)
+        deadline = time.monotonic() + timeout
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
+        start = query.get("resourceVersion") or ""
+
+        def visible(obj: Obj | None) -> bool:
+            if obj is None:
+                return False
+            if ns and obj["metadata"].get("namespace") != ns:
+                return False
+            return labels.matches(obj["metadata"].get("labels")) and (not fields or fields.matches(obj))
+
+        if start in ("", "0"):
+            items, after = self.store.list(kind, ns, labels, fields)
+            ordered = sorted(items, key=lambda o: int(o["metadata"]["resourceVersion"]))
+            for begin in range(0, len(ordered), 500):
+                yield [{"type": "ADDED", "object": obj} for obj in ordered[begin : begin + 500]]
+        else:
+            after = int(start)
+        last_bookmark = time.monotonic()
+        while not stopped():
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            try:
+                events, head = self.store.events_after(kind.key, after)
+            except ApiError as e:
+                yield [{"type": "ERROR", "object": e.body()}]
+                return
+            batch = [t for t in (_translate(event, visible) for event in events) if t is not None]
+            if batch:
+                yield batch
+            after = head
+            if not events:
+                if bookmarks and now - last_bookmark >= self.bookmark_interval:
+                    last_bookmark = now
+                    yield [self._bookmark(kind, after)]
+                wait = min(deadline - now, self.bookmark_interval if bookmarks else 0.5, 0.5)
+                self.store.wait_changed(head, max(wait, 0.001))
+        if bookmarks and not stopped():
+            yield [self._bookmark(kind, after)]
+
+    def _bookmark(self, kind: Kind, rv: int) -> Obj:
+        return {"type": "BOOKMARK", "object": {"kind": kind.kind, "apiVersion": kind.api_version,
+                                                "metadata": {"resourceVersion": str(rv)}}}
+
+
+def _translate(event: WatchEvent, visible: Any) -> Obj | None:
+    now_visible = visible(event.obj)
+    was_visible = visible(event.prev)
+    if event.type == "ADDED":
+        return {"type": "ADDED", "object": event.obj} if now_visible else None
+    if event.type == "DELETED":
+        return {"type": "DELETED", "object": event.obj} if (was_visible or now_visible) else None
+    if now_visible and was_visible:
+        return {"type": "MODIFIED", "object": event.obj}
+    if now_visible:
+        return {"type": "ADDED", "object": event.obj}
+    if was_visible:
+        return {"type": "DELETED", "object": event.obj}
+    return None
+
+
+def set_condition(obj: Obj, type_: str, status: str, reason: str = "", message: str = "") -> bool:
+    """Set a status condition by type; True if it changed. Keeps lastTransitionTime on no-op."""
+    conditions = obj.setdefault("status", {}).setdefault("conditions", [])
+    for cond in conditions:
+        if cond.get("type") == type_:
+            if cond.get("status") == status and cond.get("reason", "") == reason and cond.get("message", "") == message:
+                return False
+            if cond.get("status") != status:
+                cond["lastTransitionTime"] = now_iso()
+            cond.update(status=status, reason=reason, message=message)
+            if not reason:
+                cond.pop("reason")
+            if not message:
+                cond.pop("message")
+            cond.setdefault("lastProbeTime", None)
+            return True
+    new: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now_iso()}
+    if reason:
+        new["reason"] = reason
+    if message:
+        new["message"] = message
+    conditions.append(new)
+    return True
+

@@ -1,0 +1,31 @@
+"""Shared fixtures for karp-tui tests: the founding log, replayed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tui.app import KarpTui
+from tui.sources.replay import Timeline, load_frame
+
+SEED = str(Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "seed-karpenter-2023-11-24.log")
+
+
+@pytest.fixture
+def seed_path() -> str:
+    return SEED
+
+
+@pytest.fixture
+def seed_timeline() -> Callable[[], Timeline]:
+    def load() -> Timeline:
+        return Timeline(*load_frame([SEED]))
+
+    return load
+
+
+@pytest.fixture
+def seed_app(seed_timeline: Callable[[], Timeline]) -> KarpTui:
+    return KarpTui(load=seed_timeline)

@@ -1,0 +1,78 @@
+"""Replaying ingested logs and event dumps: a timeline that can be stepped, scrubbed and played.
+
+``Timeline`` holds the normalised table in time order (records without a timestamp keep
+the time of the record before them in the same file). ``state_at(position)`` gives the
+ClusterState after the first ``position`` records: forward moves fold only the new
+records in, backward moves start again from the beginning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+
+from diagnose.findings import InputStats
+from tui.state import ClusterState
+
+__all__ = ["Timeline", "load_frame"]
+
+
+def load_frame(paths: Sequence[str], events: Sequence[str] = ()) -> tuple[pl.DataFrame, InputStats | None]:
+    """Read log files and event dumps into the normalised table (karp-diagnose's ingest)."""
+    try:
+        from diagnose.ingest import load
+    except ImportError:
+        from tui.sources import interim_ingest
+
+        return interim_ingest.load([*paths, *events]), None
+    ingested = load(list(paths), events=list(events))
+    return ingested.frame, ingested.stats
+
+
+class Timeline:
+    def __init__(self, frame: pl.DataFrame, stats: InputStats | None = None) -> None:
+        ordered = (
+            frame.with_row_index("_order")
+            .with_columns(pl.col("time").forward_fill().over("file").alias("_sort_time"))
+            .sort(["_sort_time", "_order"], nulls_last=False, maintain_order=True)
+        )
+        self.frame = ordered.drop("_order", "_sort_time")
+        self.stats = stats
+        self.rows: list[dict[str, Any]] = self.frame.to_dicts()
+        self.times: list[datetime | None] = list(ordered["_sort_time"])
+        self._state = ClusterState()
+        self._applied = 0
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def clamp(self, position: int) -> int:
+        return max(0, min(position, len(self.rows)))
+
+    def state_at(self, position: int) -> ClusterState:
+        position = self.clamp(position)
+        if position < self._applied:
+            self._state, self._applied = ClusterState(), 0
+        self._state.apply_many(self.rows[self._applied : position])
+        self._applied = position
+        return self._state
+
+    def time_at(self, position: int) -> datetime | None:
+        """Time of the last record folded in at ``position`` (None before the first)."""
+        position = self.clamp(position)
+        return self.times[position - 1] if position else None
+
+    def delay_after(self, position: int) -> float:
+        """Seconds of log time between record ``position`` and the next one."""
+        if position <= 0 or position >= len(self.rows):
+            return 0.0
+        before, after = self.times[position - 1], self.times[position]
+        if before is None or after is None:
+            return 0.0
+        return max((after - before).total_seconds(), 0.0)
+
+    def head(self, position: int) -> pl.DataFrame:
+        return self.frame.head(self.clamp(position))

@@ -1,0 +1,411 @@
+"""What karp-tui knows about the cluster at one moment: a pure state built from records.
+
+A *record* is one row of the normalised table (``diagnose.schema``): a log line or a
+Kubernetes Event, already parsed. ``ClusterState.apply(record)`` folds one row in;
+replaying a log is ``apply_many`` over its rows up to the timeline's cursor. Live sources
+may instead hand over a whole ``Snapshot`` (pods, claims and quota as read from the
+cluster and from Azure), which replaces those parts in one go.
+
+The state keeps:
+
+- pending pods (each with workload, first-seen time, requests, the scheduler's and the
+  provisioner's reasons, and the NodeClaim it was nominated to), plus pods a log line
+  only *counted* ("… and 5 other(s)"), per workload;
+- NodeClaims with NodePool, instance type, vCPUs, capacity type, zone, the
+  Launched / Registered / Initialized conditions with reasons, and the last cloud error;
+- vCPU quota gauges (regional, each family in use, spot) with the time each was read
+  and the demand waiting on each;
+- findings (set from karp-diagnose's analysis) and the log records themselves.
+
+Nothing here reads a clock or touches the screen; ``views`` turns it into table rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from diagnose.correlate import owner_of
+from diagnose.findings import Finding
+from diagnose.sizing import vcpus_of
+from provisioner.model.instance_type import quota_family_name
+from provisioner.model.quota import REGIONAL_QUOTA, SPOT_QUOTA, QuotaSnapshot
+
+__all__ = [
+    "CONDITIONS",
+    "ClaimState",
+    "ClusterState",
+    "Condition",
+    "LogRecord",
+    "PendingPod",
+    "QuotaGauge",
+    "Snapshot",
+    "workload_of",
+]
+
+Record = Mapping[str, Any]
+CONDITIONS = ("Launched", "Registered", "Initialized")
+
+
+def workload_of(pod: str) -> str:
+    """``default/inflate-74ccd665f4-79x4g`` -> ``Deployment default/inflate``; ``Pod <name>`` when unsure."""
+    return owner_of(pod) or f"Pod {pod}"
+
+
+@dataclass(slots=True)
+class PendingPod:
+    key: str  # namespace/name
+    workload: str
+    first_seen: datetime | None = None
+    cpu_m: int | None = None
+    memory: int | None = None
+    scheduler_reason: str = ""
+    provisioner_reason: str = ""
+    nodeclaim: str = ""
+    cause: str = ""  # set when the pod itself is blocked (not through its NodeClaim)
+
+
+@dataclass(slots=True)
+class Condition:
+    status: str = "Unknown"  # True | False | Unknown
+    reason: str = ""
+    since: datetime | None = None
+
+
+@dataclass(slots=True)
+class ClaimState:
+    name: str
+    nodepool: str = ""
+    instance_type: str = ""
+    vcpus: int | None = None
+    capacity_type: str = ""
+    zone: str = ""
+    node: str = ""
+    created: datetime | None = None
+    conditions: dict[str, Condition] = field(default_factory=lambda: {c: Condition() for c in CONDITIONS})
+    last_error: str = ""
+    last_error_code: str = ""
+    category: str = ""  # diagnosis category of the last error
+    quota_name: str = ""  # the quota the last error was about
+    quota_required: int = 0
+    requests_cpu_m: int | None = None
+    requests_memory: int | None = None
+    requests_pods: int | None = None
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.category) and self.conditions["Launched"].status != "True"
+
+
+@dataclass(slots=True)
+class QuotaGauge:
+    name: str  # cores | lowPriorityCores | standardDLSv5Family …
+    scope: str  # regional | family | spot
+    limit: int | None = None
+    usage: int | None = None
+    read_at: datetime | None = None
+    source: str = ""  # log | azure | snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    index: int
+    file: str
+    line: int
+    time: datetime | None
+    level: str
+    component: str
+    message: str
+    raw: str
+    fields: tuple[tuple[str, Any], ...]
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """A whole picture read from a live source; ``None`` parts are left as they are."""
+
+    taken_at: datetime
+    pods: dict[str, PendingPod] | None = None
+    claims: dict[str, ClaimState] | None = None
+    quota: QuotaSnapshot | None = None
+
+
+def _str(record: Record, key: str) -> str:
+    value = record.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _int(record: Record, key: str) -> int | None:
+    value = record.get(key)
+    return value if isinstance(value, int) else None
+
+
+def _time(record: Record) -> datetime | None:
+    value = record.get("time")
+    return value if isinstance(value, datetime) else None
+
+
+_LAUNCH_EVENTS = {"nodeclaim.launch_failed", "nodeclaim.launch_timeout"}
+_GONE_POD_REASONS = {"Scheduled", "Started", "Killing", "Deleted"}
+_NOMINATED_CLAIM = re.compile(r"nodeclaim/([\w.-]+)")
+
+
+class ClusterState:
+    """Pending pods, NodeClaims, quota, findings and log records, folded from records."""
+
+    def __init__(self) -> None:
+        self.pods: dict[str, PendingPod] = {}
+        self.counted: dict[str, int] = {}  # workload -> pods counted but not named
+        self.counted_claim: dict[str, str] = {}  # workload -> NodeClaim its counted pods were nominated to
+        self.claims: dict[str, ClaimState] = {}
+        self.quota: dict[str, QuotaGauge] = {
+            REGIONAL_QUOTA: QuotaGauge(REGIONAL_QUOTA, "regional"),
+            SPOT_QUOTA: QuotaGauge(SPOT_QUOTA, "spot"),
+        }
+        self.region = ""
+        self.findings: list[Finding] = []
+        self.log: list[LogRecord] = []
+        self.time: datetime | None = None  # time of the latest record applied
+        self._batch: list[str] = []  # pods of the last "found provisionable" batch
+        self._batch_workloads: list[str] = []
+
+    # -- folding records ------------------------------------------------------------
+    def apply_many(self, records: Iterable[Record]) -> None:
+        for record in records:
+            self.apply(record)
+
+    def apply(self, record: Record) -> None:
+        moment = _time(record)
+        if moment is not None and (self.time is None or moment > self.time):
+            self.time = moment
+        self._keep_log(record, moment)
+        if region := _str(record, "region"):
+            self.region = region
+        event = _str(record, "event")
+        if _str(record, "source") == "event" or event.startswith("k8s."):
+            self._apply_k8s_event(record, moment)
+            return
+        pods = [p for p in record.get("pods") or [] if isinstance(p, str)]
+        claim_name = _str(record, "nodeclaim")
+        if event == "pods.found":
+            self._found(pods, _int(record, "pod_count"), moment)
+        elif event in ("pod.unschedulable", "quota.blocked", "nodepool.limit_reached", "nodepool.no_compatible"):
+            self._blocked_pods(record, pods, moment)
+        if claim_name:
+            self._apply_claim(record, event, claim_name, pods, moment)
+        if _str(record, "quota_name") and _int(record, "quota_limit") is not None:
+            self._read_quota(record, moment)
+
+    def _keep_log(self, record: Record, moment: datetime | None) -> None:
+        skip = {"file", "line", "time", "level", "component", "message", "raw"}
+        fields = tuple(
+            (k, v) for k, v in record.items() if k not in skip and v is not None and v != [] and v != ""
+        )
+        self.log.append(
+            LogRecord(
+                index=len(self.log),
+                file=_str(record, "file"),
+                line=_int(record, "line") or 0,
+                time=moment,
+                level=_str(record, "level") or "INFO",
+                component=_str(record, "component"),
+                message=_str(record, "message"),
+                raw=_str(record, "raw"),
+                fields=fields,
+            )
+        )
+
+    def _pod(self, key: str, moment: datetime | None) -> PendingPod:
+        pod = self.pods.get(key)
+        if pod is None:
+            pod = self.pods[key] = PendingPod(key=key, workload=workload_of(key), first_seen=moment)
+        return pod
+
+    def _found(self, pods: list[str], count: int | None, moment: datetime | None) -> None:
+        for key in pods:
+            pod = self._pod(key, moment)
+            pod.provisioner_reason = pod.provisioner_reason or "found provisionable"
+        self._batch = list(pods)
+        self._batch_workloads = sorted({workload_of(p) for p in pods})
+        extra = (count or len(pods)) - len(pods)
+        if extra > 0 and self._batch_workloads:
+            # Pods behind "and N other(s)": counted against the batch's (first) workload.
+            workload = self._batch_workloads[0]
+            self.counted[workload] = max(self.counted.get(workload, 0), extra)
+            self.counted_claim.pop(workload, None)
+
+    def _blocked_pods(self, record: Record, pods: list[str], moment: datetime | None) -> None:
+        reason = _str(record, "error_message") or _str(record, "message")
+        for key in pods:
+            pod = self._pod(key, moment)
+            pod.provisioner_reason = reason
+            pod.cause = _str(record, "category") or pod.cause
+
+    def _claim(self, name: str, moment: datetime | None) -> ClaimState:
+        claim = self.claims.get(name)
+        if claim is None:
+            claim = self.claims[name] = ClaimState(name=name, created=moment)
+        return claim
+
+    def _apply_claim(
+        self, record: Record, event: str, name: str, pods: list[str], moment: datetime | None
+    ) -> None:
+        if event in ("nodeclaim.deleted", "gc.nodeclaim_deleted"):
+            self.claims.pop(name, None)
+            return
+        claim = self._claim(name, moment)
+        claim.nodepool = _str(record, "nodepool") or claim.nodepool
+        claim.zone = _str(record, "zone") or claim.zone
+        claim.capacity_type = _str(record, "capacity_type") or claim.capacity_type
+        claim.node = _str(record, "node") or claim.node
+        if instance_type := _str(record, "instance_type"):
+            claim.instance_type = instance_type
+            claim.vcpus = vcpus_of(instance_type, self.region) or claim.vcpus
+        if (cpu := _int(record, "requests_cpu_m")) is not None:
+            claim.requests_cpu_m = cpu
+            claim.requests_memory = _int(record, "requests_memory")
+            claim.requests_pods = _int(record, "requests_pods")
+        if event == "nodeclaim.created":
+            self._nominate(name, pods or self._batch)
+        elif event == "nodeclaim.launched":
+            self._condition(claim, "Launched", "True", "Launched", moment)
+            claim.category = ""
+        elif event == "nodeclaim.registered":
+            self._condition(claim, "Registered", "True", "Registered", moment)
+        elif event == "nodeclaim.initialized":
+            self._condition(claim, "Initialized", "True", "Initialized", moment)
+        elif event == "nodeclaim.registration_timeout":
+            self._condition(claim, "Registered", "False", "RegistrationTimeout", moment)
+        code = _str(record, "error_code")
+        if code or event in _LAUNCH_EVENTS or _str(record, "level") == "ERROR":
+            self._claim_error(claim, record, code, event, moment)
+
+    def _claim_error(
+        self, claim: ClaimState, record: Record, code: str, event: str, moment: datetime | None
+    ) -> None:
+        claim.last_error = _str(record, "error_message") or _str(record, "message")
+        claim.last_error_code = code
+        claim.category = _str(record, "category") or claim.category or "launch-failed"
+        if event != "nodeclaim.registration_timeout" and claim.conditions["Launched"].status != "True":
+            self._condition(claim, "Launched", "False", code or "LaunchFailed", moment)
+        if quota_name := _str(record, "quota_name"):
+            claim.quota_name = quota_name
+            claim.quota_required = _int(record, "quota_required") or 0
+
+    @staticmethod
+    def _condition(claim: ClaimState, kind: str, status: str, reason: str, moment: datetime | None) -> None:
+        condition = claim.conditions[kind]
+        if condition.status != status:
+            condition.since = moment
+        condition.status, condition.reason = status, reason
+
+    def _nominate(self, claim: str, pods: Iterable[str]) -> None:
+        for key in pods:
+            if key in self.pods and not self.pods[key].nodeclaim:
+                self.pods[key].nodeclaim = claim
+        for workload in self._batch_workloads:
+            if self.counted.get(workload) and workload not in self.counted_claim:
+                self.counted_claim[workload] = claim
+
+    def _read_quota(self, record: Record, moment: datetime | None) -> None:
+        name = _str(record, "quota_name")
+        gauge = self.quota.get(name)
+        if gauge is None:
+            gauge = self.quota[name] = QuotaGauge(name, _str(record, "quota_scope") or "family")
+        gauge.limit = _int(record, "quota_limit")
+        gauge.usage = _int(record, "quota_usage")
+        gauge.read_at = moment
+        gauge.source = "log"
+
+    def _apply_k8s_event(self, record: Record, moment: datetime | None) -> None:
+        reason = _str(record, "reason") or _str(record, "event").removeprefix("k8s.")
+        kind = _str(record, "object_kind")
+        name = _str(record, "object_name")
+        if kind == "Pod" and name:
+            if reason in _GONE_POD_REASONS:
+                self.pods.pop(name, None)
+            elif reason == "FailedScheduling":
+                self._pod(name, moment).scheduler_reason = _str(record, "message")
+            elif reason == "Nominated":
+                match = _NOMINATED_CLAIM.search(_str(record, "message"))
+                claim = _str(record, "nodeclaim") or (match.group(1) if match else "")
+                if claim:
+                    self._pod(name, moment).nodeclaim = claim
+        elif kind == "NodeClaim" and name:
+            self._apply_claim(record, "", name, [], moment)
+
+    # -- live snapshots and analysis --------------------------------------------------
+    def apply_snapshot(self, snapshot: Snapshot) -> None:
+        if snapshot.pods is not None:
+            self.pods = snapshot.pods
+            self.counted.clear()
+            self.counted_claim.clear()
+        if snapshot.claims is not None:
+            self.claims = snapshot.claims
+        if snapshot.quota is not None:
+            self.region = snapshot.quota.region or self.region
+            for name, item in snapshot.quota.items.items():
+                gauge = self.quota.get(name) or QuotaGauge(name, item.scope)
+                gauge.limit, gauge.usage = item.limit, item.usage
+                gauge.read_at, gauge.source = snapshot.quota.read_at, snapshot.quota.source
+                self.quota[name] = gauge
+        if self.time is None or snapshot.taken_at > self.time:
+            self.time = snapshot.taken_at
+
+    def set_findings(self, findings: list[Finding]) -> None:
+        self.findings = list(findings)
+
+    # -- derived views ------------------------------------------------------------------
+    def cause_of(self, pod: PendingPod) -> str:
+        """The pod's root cause: its own block, else its NodeClaim's error, else where it stands."""
+        if pod.cause:
+            return pod.cause
+        claim = self.claims.get(pod.nodeclaim) if pod.nodeclaim else None
+        if claim is not None and claim.blocked:
+            return claim.category
+        if claim is not None:
+            return "launching"
+        if pod.scheduler_reason or pod.provisioner_reason:
+            return "unschedulable" if pod.cause else "waiting"
+        return "waiting"
+
+    def counted_cause(self, workload: str) -> str:
+        claim = self.claims.get(self.counted_claim.get(workload, ""))
+        if claim is None:
+            return "waiting"
+        return claim.category if claim.blocked else "launching"
+
+    def family_gauges(self) -> list[str]:
+        """Quota families of the instance types in use (NodeClaims), plus any already read."""
+        names = {n for n, g in self.quota.items() if g.scope == "family"}
+        for claim in self.claims.values():
+            family = quota_family_name(claim.instance_type) if claim.instance_type else None
+            if family:
+                names.add(family)
+        return sorted(names)
+
+    def gauge(self, name: str) -> QuotaGauge:
+        gauge = self.quota.get(name)
+        if gauge is None:
+            gauge = QuotaGauge(name, "family")
+        return gauge
+
+    def demand_on(self, name: str) -> tuple[int, list[str], int]:
+        """vCPUs waiting on quota ``name``, the NodeClaims asking, and the pods behind them."""
+        vcpus, claims = 0, []
+        for claim in self.claims.values():
+            if not claim.blocked:
+                continue
+            family = quota_family_name(claim.instance_type) if claim.instance_type else None
+            on_this = claim.quota_name == name or (
+                claim.quota_name == REGIONAL_QUOTA and name == family and claim.capacity_type != "spot"
+            )
+            if on_this:
+                vcpus += claim.quota_required or claim.vcpus or 0
+                claims.append(claim.name)
+        pods = sum(1 for p in self.pods.values() if p.nodeclaim in claims)
+        pods += sum(n for w, n in self.counted.items() if self.counted_claim.get(w) in claims)
+        return vcpus, claims, pods

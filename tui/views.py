@@ -1,0 +1,186 @@
+"""Table rows for each pane, computed from a ClusterState at a given "now".
+
+Pure functions: the same state and the same ``now`` give the same rows, which is what
+the diffing tables and the deterministic snapshots rely on. Ages are measured against
+``now`` (the replay cursor's time, or the injected clock in live mode), never against
+the wall clock.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+from provisioner.model.quantity import format_cpu, format_memory
+from tui.state import CONDITIONS, ClaimState, ClusterState, LogRecord
+
+__all__ = [
+    "CLAIM_COLUMNS",
+    "LEVELS",
+    "POD_COLUMNS",
+    "POD_SORT",
+    "GaugeView",
+    "GroupView",
+    "claim_rows",
+    "format_age",
+    "format_time",
+    "gauges",
+    "log_matches",
+    "pending_groups",
+    "pending_rows",
+]
+
+Row = tuple[str, ...]
+POD_COLUMNS = ("Pod", "Age", "Cause", "NodeClaim", "Requests", "Scheduler", "Provisioner", "Workload")
+POD_SORT = (7, 2, 0)  # rows are kept grouped: workload, cause, pod
+CLAIM_COLUMNS = (
+    "NodeClaim", "NodePool", "Instance type", "vCPUs", "Capacity", "Zone",
+    "Launched", "Registered", "Initialized", "Age", "Last cloud error",
+)
+LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
+
+
+def format_age(since: datetime | None, now: datetime | None) -> str:
+    if since is None or now is None:
+        return "-"
+    seconds = max(int((now - since).total_seconds()), 0)
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def format_time(moment: datetime | None) -> str:
+    return moment.strftime("%H:%M:%S") if moment else "-"
+
+
+def _requests(cpu_m: int | None, memory: int | None) -> str:
+    if cpu_m is None and memory is None:
+        return "-"
+    parts = [format_cpu(cpu_m) if cpu_m is not None else "", format_memory(memory) if memory is not None else ""]
+    return "/".join(p for p in parts if p)
+
+
+def pending_rows(state: ClusterState, now: datetime | None) -> dict[str, Row]:
+    """One row per pending pod, plus one per workload for the pods a log only counted."""
+    rows: dict[str, Row] = {}
+    for key, pod in state.pods.items():
+        name = key.rpartition("/")[2]
+        rows[key] = (
+            name,
+            format_age(pod.first_seen, now),
+            state.cause_of(pod),
+            pod.nodeclaim or "-",
+            _requests(pod.cpu_m, pod.memory),
+            pod.scheduler_reason or "-",
+            pod.provisioner_reason or "-",
+            pod.workload,
+        )
+    for workload, count in state.counted.items():
+        rows[f"counted:{workload}"] = (
+            f"… {count} other(s), counted",
+            "-",
+            state.counted_cause(workload),
+            state.counted_claim.get(workload, "-"),
+            "-",
+            "-",
+            "named only as a count in the log",
+            workload,
+        )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    workload: str
+    cause: str
+    named: int
+    counted: int
+
+    @property
+    def total(self) -> int:
+        return self.named + self.counted
+
+
+def pending_groups(state: ClusterState) -> list[GroupView]:
+    named: Counter[tuple[str, str]] = Counter()
+    for pod in state.pods.values():
+        named[(pod.workload, state.cause_of(pod))] += 1
+    counted: Counter[tuple[str, str]] = Counter()
+    for workload, count in state.counted.items():
+        counted[(workload, state.counted_cause(workload))] += count
+    keys = sorted(set(named) | set(counted))
+    return [GroupView(w, c, named[(w, c)], counted[(w, c)]) for w, c in keys]
+
+
+def _condition(claim: ClaimState, kind: str) -> str:
+    condition = claim.conditions[kind]
+    if condition.status == "Unknown" and not condition.reason:
+        return "-"
+    return f"{condition.status} {condition.reason}".strip() if condition.status != "True" else "True"
+
+
+def claim_rows(state: ClusterState, now: datetime | None) -> dict[str, Row]:
+    rows: dict[str, Row] = {}
+    for name, claim in state.claims.items():
+        error = f"{claim.last_error_code}: {claim.last_error}" if claim.last_error_code else claim.last_error
+        rows[name] = (
+            name,
+            claim.nodepool or "-",
+            claim.instance_type or "-",
+            str(claim.vcpus) if claim.vcpus is not None else "-",
+            claim.capacity_type or "-",
+            claim.zone or "-",
+            *(_condition(claim, kind) for kind in CONDITIONS),
+            format_age(claim.created, now),
+            error or "-",
+        )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class GaugeView:
+    name: str
+    scope: str
+    limit: int | None
+    usage: int | None
+    read_at: datetime | None
+    source: str
+    demand_vcpus: int
+    demand_claims: tuple[str, ...]
+    demand_pods: int
+
+    @property
+    def headroom(self) -> int | None:
+        if self.limit is None or self.usage is None:
+            return None
+        return max(self.limit - self.usage, 0)
+
+
+def gauges(state: ClusterState) -> list[GaugeView]:
+    """Regional first, then every family in use, then spot."""
+    names = ["cores", *state.family_gauges(), "lowPriorityCores"]
+    out = []
+    for name in names:
+        gauge = state.gauge(name)
+        vcpus, claims, pods = state.demand_on(name)
+        out.append(
+            GaugeView(
+                name, gauge.scope, gauge.limit, gauge.usage, gauge.read_at, gauge.source,
+                vcpus, tuple(claims), pods,
+            )
+        )
+    return out
+
+
+def log_matches(record: LogRecord, min_level: str, component: str, text: str) -> bool:
+    level = record.level if record.level in LEVELS else "INFO"
+    if LEVELS.index(level) < LEVELS.index(min_level):
+        return False
+    if component and record.component != component:
+        return False
+    return not text or text.lower() in record.message.lower() or text.lower() in record.raw.lower()
