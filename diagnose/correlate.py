@@ -28,8 +28,16 @@ from typing import Any
 
 import polars as pl
 
-from diagnose.findings import CATEGORIES, Evidence
-from provisioner.model.errors import CloudError, QuotaNumbers, classify, parse_quota_message
+from diagnose.categories import (
+    LAUNCH_EVENTS,
+    SCHEDULED_EVENTS,
+    SUCCESS_EVENTS,
+    classified,
+    error_text,
+    text_of,
+)
+from diagnose.findings import Evidence
+from provisioner.model.errors import CloudError, QuotaNumbers, parse_quota_message
 
 __all__ = [
     "ClaimTimeline",
@@ -48,15 +56,9 @@ _NOMINATED = re.compile(r"nodeclaim/([A-Za-z0-9.-]+)")
 _ASSIGNED = re.compile(r"Successfully assigned (\S+?/\S+?) to (\S+)")
 _VM_NAME = re.compile(r"aks-([a-z0-9][a-z0-9.-]*[a-z0-9])")
 _CLAIM_WORD = re.compile(r"(?:nodeclaim|NodeClaim)[ /:\"]+([a-z0-9][a-z0-9.-]*[a-z0-9])")
-_ERROR_CODE = re.compile(r"ERROR CODE:\s*(\w+)|\"code\":\s*\"(\w+)\"|^\((\w+)\)")
-_STATUS = re.compile(r"RESPONSE (\d{3})")
 _SUBSCRIPTION = re.compile(r"/subscriptions/([0-9a-fA-F-]{36})")
+_NODEPOOL_NAMED = re.compile(r"nodepool:? \\?\"([a-z0-9][a-z0-9.-]*)\\?\"", re.IGNORECASE)
 
-SUCCESS_EVENTS = ("nodeclaim.launched", "nodeclaim.registered", "nodeclaim.initialized")
-SCHEDULED_EVENTS = ("k8s.Scheduled",)
-# Warning events that are the symptom (a pod waiting), not a cause.
-SYMPTOM_EVENTS = ("k8s.FailedScheduling", "pod.unschedulable", "k8s.Nominated")
-LAUNCH_EVENTS = ("nodeclaim.launch_failed", "vm.creating", "nic.creating", "nodeclaim.launch_timeout")
 TEXT_LIMIT = 2000  # evidence text kept per line
 
 
@@ -92,11 +94,15 @@ class ClaimTimeline:
     deleted_at: datetime | None = None
     evidence: list[Evidence] = field(default_factory=list)
 
+    batch_shared: bool = False  # the batch's pods were split over several NodeClaims
+
     @property
     def pods(self) -> list[str]:
-        if self.nominated:
-            return list(self.nominated)
-        return list(self.batch.pods) if self.batch else []
+        """Pods nominated to this claim, then (when the batch made only this claim) the batch's pods."""
+        pods = list(self.nominated)
+        if self.batch is not None and not self.batch_shared:
+            pods += [p for p in self.batch.pods if p not in pods]
+        return pods
 
     @property
     def pod_count(self) -> int:
@@ -166,8 +172,26 @@ def owner_of(pod: str) -> str | None:
     return None
 
 
+# Events the walk reads (the rest only matter when they carry an error).
+USED_EVENTS = (
+    "pods.found",
+    "nodeclaim.created",
+    "nodeclaim.instance_selected",
+    "vm.creating",
+    "nodeclaim.deleted",
+    "quota.blocked",
+    "nodepool.limit_reached",
+    "nodepool.no_compatible",
+    "cloud.throttled",
+    *SUCCESS_EVENTS,
+    *LAUNCH_EVENTS,
+    "nodeclaim.registration_timeout",
+    "pod.unschedulable",
+)
 _RELEVANT = (
-    pl.col("event").is_not_null()
+    pl.col("event").is_in(USED_EVENTS)
+    | pl.col("event").str.starts_with("k8s.")
+    | (pl.col("source") == "event")
     | pl.col("error_code").is_not_null()
     | pl.col("error_message").is_not_null()
     | pl.col("category").is_not_null()
@@ -186,11 +210,6 @@ def _evidence(row: dict[str, Any], role: str, with_text: bool = False) -> Eviden
     if with_text:
         text = (row.get("raw") or row.get("message") or "")[:TEXT_LIMIT]
     return Evidence(str(row.get("file") or "-"), int(row.get("line") or 0), role, text)
-
-
-def _str(row: dict[str, Any], key: str) -> str:
-    value = row.get(key)
-    return str(value) if value is not None else ""
 
 
 class _Pass:
@@ -220,12 +239,12 @@ class _Pass:
         return timeline
 
     def claim_of(self, row: dict[str, Any]) -> str:
-        name = _str(row, "nodeclaim")
+        name = text_of(row, "nodeclaim")
         if name:
             return name
         if row.get("object_kind") == "NodeClaim" and row.get("object_name"):
             return str(row["object_name"])
-        text = " ".join(filter(None, (_str(row, "message"), _str(row, "raw"))))
+        text = " ".join(filter(None, (text_of(row, "message"), text_of(row, "raw"))))
         for pattern in (_VM_NAME, _CLAIM_WORD):
             for match in pattern.finditer(text):
                 if match.group(1) in self.claims:
@@ -237,9 +256,9 @@ class _Pass:
         if moment is not None:
             self.first = moment if self.first is None else min(self.first, moment)
             self.last = moment if self.last is None else max(self.last, moment)
-        event = _str(row, "event")
+        event = text_of(row, "event")
         if not self.subscription:
-            match = _SUBSCRIPTION.search(_str(row, "raw") or _str(row, "message"))
+            match = _SUBSCRIPTION.search(text_of(row, "raw") or text_of(row, "message"))
             if match:
                 self.subscription = match.group(1)
         claim_name = self.claim_of(row)
@@ -250,27 +269,27 @@ class _Pass:
             count = max(int(row.get("pod_count") or 0), len(pods))
             self.batches.append(PodBatch(moment, pods, count, _evidence(row, "pods")))
         elif event == "k8s.Nominated":
-            match = _NOMINATED.search(_str(row, "message"))
-            pod = _str(row, "object_name")
+            match = _NOMINATED.search(text_of(row, "message"))
+            pod = text_of(row, "object_name")
             if match and pod:
                 nominated = self.claim(match.group(1)).nominated
                 if pod not in nominated:
                     nominated.append(pod)
-        elif event in SCHEDULED_EVENTS or "Successfully assigned" in _str(row, "message"):
-            match = _ASSIGNED.search(_str(row, "message"))
-            pod = match.group(1) if match else _str(row, "object_name")
+        elif event in SCHEDULED_EVENTS or "Successfully assigned" in text_of(row, "message"):
+            match = _ASSIGNED.search(text_of(row, "message"))
+            pod = match.group(1) if match else text_of(row, "object_name")
             if pod and moment is not None:
                 self.bind(pod, moment)
         if event in SUCCESS_EVENTS and moment is not None:
-            nodepool = _str(row, "nodepool") or (self.claims[claim_name].nodepool if claim_name else "")
+            nodepool = text_of(row, "nodepool") or (self.claims[claim_name].nodepool if claim_name else "")
             if nodepool:
                 self.nodepool_success.setdefault(nodepool, []).append(moment)
-        category = categorize(row)
+        category, cloud = classified(row)
         if category is not None:
-            self.occurrences.append(self.occurrence(row, category, claim_name, moment))
+            self.occurrences.append(self.occurrence(row, category, cloud, claim_name, moment))
 
     def track_claim(self, claim: ClaimTimeline, row: dict[str, Any], event: str, moment: datetime | None) -> None:
-        claim.nodepool = claim.nodepool or _str(row, "nodepool")
+        claim.nodepool = claim.nodepool or text_of(row, "nodepool")
         if event == "nodeclaim.created":
             claim.created_at = moment
             claim.requests_cpu_m = row.get("requests_cpu_m")
@@ -280,7 +299,11 @@ class _Pass:
             if self.batches and claim.batch is None:
                 claim.batch = self.batches[-1]
                 claim.batch_index = len(self.batches) - 1
-                self.batch_claims.setdefault(claim.batch_index, []).append(claim.name)
+                sharing = self.batch_claims.setdefault(claim.batch_index, [])
+                sharing.append(claim.name)
+                if len(sharing) > 1:
+                    for name in sharing:
+                        self.claims[name].batch_shared = True
             claim.evidence.append(_evidence(row, "nodeclaim"))
         elif event in ("nodeclaim.instance_selected", "vm.creating", "nodeclaim.launched") and row.get("instance_type"):
             if claim.instance_type != row["instance_type"]:
@@ -289,17 +312,18 @@ class _Pass:
         elif event == "nodeclaim.deleted":
             claim.deleted_at = moment
         for key in ("zone", "capacity_type", "node"):
-            value = _str(row, key)
+            value = text_of(row, key)
             if value:
                 setattr(claim, key, value)
         if event in SUCCESS_EVENTS and claim.success_at is None and moment is not None:
             claim.success_at = moment
             claim.evidence.append(_evidence(row, "success"))
-            shared = len(self.batch_claims.get(claim.batch_index, [])) > 1
-            for pod in claim.nominated or ([] if shared else claim.pods):
+            for pod in claim.pods:
                 self.bind(pod, moment)
 
-    def occurrence(self, row: dict[str, Any], category: str, claim_name: str, moment: datetime | None) -> Occurrence:
+    def occurrence(
+        self, row: dict[str, Any], category: str, cloud: CloudError | None, claim_name: str, moment: datetime | None
+    ) -> Occurrence:
         claim = self.claims.get(claim_name) if claim_name else None
         pods = tuple(row.get("pods") or ())
         if not pods and row.get("object_kind") == "Pod" and row.get("object_name"):
@@ -311,23 +335,22 @@ class _Pass:
             batch = self.batches[-1]
             if moment is None or batch.time is None or moment - batch.time <= timedelta(minutes=2):
                 pods, pod_count = batch.pods, batch.pod_count
-        code, message = _error_text(row)
-        cloud = classify(code, message) if message else None
+        code, message = error_text(row)
         quota = _quota(row, message)
-        region = _str(row, "region") or (quota.region if quota else "")
+        region = text_of(row, "region") or (quota.region if quota else "")
         return Occurrence(
             category=category,
             time=moment,
             evidence=_evidence(row, "error", with_text=True),
-            source=_str(row, "source") or "log",
-            event=_str(row, "event"),
+            source=text_of(row, "source") or "log",
+            event=text_of(row, "event"),
             code=code,
             message=message,
             nodeclaim=claim_name,
-            nodepool=_str(row, "nodepool") or (claim.nodepool if claim else ""),
-            instance_type=_str(row, "instance_type") or (claim.instance_type if claim else ""),
-            zone=_str(row, "zone") or (claim.zone if claim else ""),
-            capacity_type=_str(row, "capacity_type") or (claim.capacity_type if claim else ""),
+            nodepool=text_of(row, "nodepool") or (claim.nodepool if claim else "") or _named_nodepool(message),
+            instance_type=text_of(row, "instance_type") or (claim.instance_type if claim else ""),
+            zone=text_of(row, "zone") or (claim.zone if claim else ""),
+            capacity_type=text_of(row, "capacity_type") or (claim.capacity_type if claim else ""),
             region=region,
             pods=pods,
             pod_count=pod_count,
@@ -339,17 +362,10 @@ class _Pass:
 _NODEPOOL_SCOPED = ("no-compatible-instance-types", "nodepool-limit", "nodeclass-not-ready", "insufficient-capacity")
 
 
-def _error_text(row: dict[str, Any]) -> tuple[str, str]:
-    """The cloud error's code and message; falls back to the line's own text."""
-    code = _str(row, "error_code")
-    message = _str(row, "error_message") or _str(row, "message") or _str(row, "raw")
-    if not code:
-        for text in (message, _str(row, "raw")):
-            match = _ERROR_CODE.search(text)
-            if match:
-                code = next(g for g in match.groups() if g)
-                break
-    return code, message
+def _named_nodepool(text: str) -> str:
+    """``incompatible with nodepool "x"`` / ``exceed limits for nodepool: "x"`` -> x."""
+    match = _NODEPOOL_NAMED.search(text)
+    return match.group(1) if match else ""
 
 
 def _quota(row: dict[str, Any], message: str) -> QuotaNumbers | None:
@@ -357,89 +373,14 @@ def _quota(row: dict[str, Any], message: str) -> QuotaNumbers | None:
         limit, usage = int(row["quota_limit"]), int(row["quota_usage"])
         required = int(row.get("quota_required") or 0)
         new_limit = int(row.get("quota_new_limit") or (usage + required))
-        scope = _str(row, "quota_scope") or "regional"
-        name = _str(row, "quota_name") or {"regional": "cores", "spot": "lowPriorityCores"}.get(scope, "")
-        return QuotaNumbers(scope, name, limit, usage, required, new_limit, _str(row, "region"))
-    for text in (message, _str(row, "raw")):
+        scope = text_of(row, "quota_scope") or "regional"
+        name = text_of(row, "quota_name") or {"regional": "cores", "spot": "lowPriorityCores"}.get(scope, "")
+        return QuotaNumbers(scope, name, limit, usage, required, new_limit, text_of(row, "region"))
+    for text in (message, text_of(row, "raw")):
         numbers = parse_quota_message(text) if text else None
         if numbers is not None:
             return numbers
     return None
-
-
-# --- categories -------------------------------------------------------------------------
-
-_EVENT_CATEGORIES = {
-    "nodeclaim.registration_timeout": "registration-timeout",
-    "nodeclaim.launch_timeout": "launch-failed",
-    "nodepool.limit_reached": "nodepool-limit",
-    "nodepool.no_compatible": "no-compatible-instance-types",
-    "k8s.NoCompatibleInstanceTypes": "no-compatible-instance-types",
-    "cloud.throttled": "throttled",
-}
-_QUOTA_SCOPES = {"regional": "regional-vcpu-quota", "family": "family-vcpu-quota", "spot": "spot-vcpu-quota"}
-_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "no-compatible-instance-types",
-        (
-            "no instance type satisfied",
-            "incompatible with nodepool",
-            "no compatible instance types",
-            "filtered out all compatible",
-            "no instance types satisf",
-        ),
-    ),
-    ("nodepool-limit", ("exceed limits for nodepool", "exceeds limits for nodepool", "nodepool limit", "limits exceeded")),
-    (
-        "nodeclass-not-ready",
-        ("nodeclass not ready", "nodeclass is not ready", "nodeclassready=false", "nodeclass not found", "nodeclass"),
-    ),
-    ("registration-timeout", ("registration timed out", "registration timeout", "failed to register", "not registered after")),
-    ("insufficient-capacity", ("insufficient capacity", "all requested instance types were unavailable")),
-)
-_LAUNCH_WORDS = ("failed launching", "creating virtual machine", "creating network interface", "creating instance", "launch")
-
-
-def categorize(row: dict[str, Any]) -> str | None:
-    """The diagnosis category of a line, or None when the line carries no error."""
-    event = _str(row, "event")
-    if event in SUCCESS_EVENTS or (event in SYMPTOM_EVENTS and not _is_karpenter_error(row)):
-        return None
-    if event == "quota.blocked":
-        return _QUOTA_SCOPES.get(_str(row, "quota_scope"), "regional-vcpu-quota")
-    if event in _EVENT_CATEGORIES:
-        return _EVENT_CATEGORIES[event]
-    given = _str(row, "category")
-    code, message = _error_text(row)
-    has_error = bool(_str(row, "error_code") or _str(row, "error_message") or given)
-    level = _str(row, "level")
-    if not has_error and level not in ("ERROR", "WARN") and event != "nodeclaim.launch_failed":
-        return None
-    cloud = classify(code, message)
-    if cloud.category != "unknown-error":
-        return cloud.category
-    lowered = f"{message} {_str(row, 'message')} {_str(row, 'reason')}".lower()
-    for category, phrases in _PHRASES:
-        if category == "nodeclass-not-ready":
-            if "nodeclass" in lowered and ("not ready" in lowered or "not found" in lowered or "ready=false" in lowered):
-                return category
-            continue
-        if any(phrase in lowered for phrase in phrases):
-            return category
-    if given in CATEGORIES and given != "unknown-error":
-        return given
-    if code or _STATUS.search(_str(row, "raw") or message):
-        if event in LAUNCH_EVENTS or any(word in lowered for word in _LAUNCH_WORDS):
-            return "launch-failed"
-    if level == "WARN" and not has_error and _str(row, "source") != "event":
-        return None  # a warning line without an error is not a cause
-    return "unknown-error"
-
-
-def _is_karpenter_error(row: dict[str, Any]) -> bool:
-    """A FailedScheduling from Karpenter carries its reason ("incompatible with nodepool …")."""
-    lowered = f"{_str(row, 'message')} {_str(row, 'error_message')}".lower()
-    return any(phrase in lowered for _, phrases in _PHRASES[:2] for phrase in phrases)
 
 
 def correlate(frame: pl.DataFrame) -> Correlation:

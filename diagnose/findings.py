@@ -168,6 +168,7 @@ class InputStats:
     events: int = 0
     unparsed_refs: list[Evidence] = field(default_factory=list)
     repaired_refs: list[Evidence] = field(default_factory=list)
+    blank: int = 0  # whitespace-only lines: lines == parsed + repaired + unparsed + blank
 
 
 @dataclass(slots=True)

@@ -74,6 +74,7 @@ def nodepool_sizes(
     mix: list[tuple[Alternative, int]],
     pending: int,
     per_pod: PodRequests | None,
+    whose: str = "",
 ) -> Fix:
     """Restrict the NodePool to sizes within today's headroom and say what that places now."""
     requirements: list[dict[str, object]] = [
@@ -87,7 +88,7 @@ def nodepool_sizes(
         summary = (
             f"Fit today's headroom of {headroom} vCPUs: let NodePool {nodepool or '<nodepool>'} use only "
             f"{family}sizes with at most {headroom} vCPUs; {mix_phrase(mix)} ({used} vCPUs) would hold "
-            f"{placed} of the {pending} pending pods now"
+            f"{placed} of the {pending} pending pods{whose} now"
         )
         left = pending - placed
         summary += f", {left} stay Pending until the quota is raised." if left > 0 else "."

@@ -35,6 +35,8 @@ class QuotaSource(Protocol):
 class LogQuotaSource:
     """Quota figures as the log's own error text gave them (the latest per quota name)."""
 
+    source = "log"
+
     def __init__(self, occurrences: list[Occurrence]) -> None:
         self._latest: dict[tuple[str, str], Occurrence] = {}
         for occurrence in occurrences:
@@ -67,6 +69,8 @@ def _later(this: datetime | None, that: datetime | None) -> bool:
 
 class SnapshotQuotaSource:
     """Quota figures from a saved JSON of usages (see the module doc for the forms read)."""
+
+    source = "snapshot"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

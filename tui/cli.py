@@ -44,7 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Kubernetes Events dump (kubectl get events -o json) to replay with the logs; repeatable")
     mode = parser.add_argument_group("live")
     mode.add_argument("--live", action="store_true", help="follow a cluster and Azure instead of replaying files")
-    mode.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: the current context)")
+    mode.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)")
+    mode.add_argument("--context", metavar="NAME", help="kube context to use (default: the current context)")
+    mode.add_argument("--namespace", default="karpenter", metavar="NS",
+                      help="namespace of the Karpenter / karp-provisioner pods whose logs to follow (default karpenter)")
     mode.add_argument("--subscription", metavar="ID", help="Azure subscription whose vCPU quota to read")
     mode.add_argument("--location", metavar="REGION", help="Azure region of the quota (e.g. westus2)")
     mode.add_argument("--azure-endpoint", metavar="URL", help="Azure Resource Manager endpoint (default: public cloud)")
@@ -65,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     modes = sum(bool(m) for m in (args.paths or args.events, args.live, args.sim is not None))
     if modes != 1:
         return _fail("give log files to replay, or --live, or --sim (exactly one of them); see --help")
+    live_only = [f"--{name.replace('_', '-')}" for name in ("kubeconfig", "context", "subscription", "location",
+                                                            "azure_endpoint", "azure_ca") if getattr(args, name)]
+    if live_only and not args.live:
+        return _fail(f"{live_only[0]} only applies to --live")
     if args.interval <= 0:
         return _fail(f"--interval must be a positive number of seconds, not {args.interval:g}")
     from tui.app import KarpTui
@@ -80,10 +87,19 @@ def main(argv: list[str] | None = None) -> int:
 
         KarpTui(load=load).run()
         return 0
-    from tui.sources.live import SourceUnavailable, open_live, open_sim
+    from tui.sources.live import LiveSource, SourceUnavailable, open_live
+    from tui.sources.sim import open_sim
 
     try:
-        feed = open_sim(args.sim or None, args.interval) if args.sim is not None else open_live(args)
+        feed: LiveSource
+        if args.sim is not None:
+            feed = open_sim(args.sim or None, args.interval, args.namespace)
+        else:
+            feed = open_live(
+                kubeconfig=args.kubeconfig, context=args.context, namespace=args.namespace,
+                subscription=args.subscription or "", location=args.location or "",
+                azure_endpoint=args.azure_endpoint or "", azure_ca=args.azure_ca or "", interval=args.interval,
+            )
     except SourceUnavailable as error:
         return _fail(str(error))
     KarpTui(feed=feed, clock=SystemClock()).run()

@@ -128,9 +128,10 @@ class Snapshot:
     """A whole picture read from a live source; ``None`` parts are left as they are."""
 
     taken_at: datetime
-    pods: dict[str, PendingPod] | None = None
+    pods: dict[str, PendingPod] | None = None  # every pending pod (replaces the set)
     claims: dict[str, ClaimState] | None = None
     quota: QuotaSnapshot | None = None
+    pod_changes: dict[str, PendingPod | None] | None = None  # only what changed; None: the pod left
 
 
 def _str(record: Record, key: str) -> str:
@@ -167,8 +168,12 @@ class ClusterState:
         }
         self.region = ""
         self.findings: list[Finding] = []
+        self.derived_requests: dict[str, tuple[int, int]] = {}  # pod or workload -> (cpu m, bytes)
         self.log: list[LogRecord] = []
         self.time: datetime | None = None  # time of the latest record applied
+        # What changed since the screen last looked (``take_changes``): pod keys, or everything.
+        self.changed_pods: set[str] = set()
+        self.everything_changed = True
         self._batch: list[str] = []  # pods of the last "found provisionable" batch
         self._batch_workloads: list[str] = []
 
@@ -177,7 +182,19 @@ class ClusterState:
         for record in records:
             self.apply(record)
 
+    def take_changes(self) -> tuple[bool, set[str]]:
+        """(everything changed?, pod keys changed) since the last call; resets both."""
+        changes = (self.everything_changed, self.changed_pods)
+        self.everything_changed, self.changed_pods = False, set()
+        return changes
+
     def apply(self, record: Record) -> None:
+        # A record about one pod (a Kubernetes Event) changes that pod's row; any other record
+        # may change causes, nominations and counts of many: the whole table is recomputed.
+        if _str(record, "object_kind") == "Pod" and _str(record, "object_name"):
+            self.changed_pods.add(_str(record, "object_name"))
+        else:
+            self.everything_changed = True
         moment = _time(record)
         if moment is not None and (self.time is None or moment > self.time):
             self.time = moment
@@ -339,12 +356,32 @@ class ClusterState:
 
     # -- live snapshots and analysis --------------------------------------------------
     def apply_snapshot(self, snapshot: Snapshot) -> None:
+        """Replace pods, claims and quota with a live reading; what only the log lines told
+        (the provisioner's reason, a NodeClaim's quota error and its numbers) is kept."""
         if snapshot.pods is not None:
-            self.pods = snapshot.pods
-            self.counted.clear()
-            self.counted_claim.clear()
+            changes: dict[str, PendingPod | None] = dict.fromkeys(k for k in self.pods if k not in snapshot.pods)
+            for key, pod in snapshot.pods.items():
+                if self.pods.get(key) != pod:
+                    changes[key] = pod
+            self.apply_pod_changes(changes)
+            if self.counted:
+                self.counted.clear()
+                self.counted_claim.clear()
+                self.everything_changed = True
+        if snapshot.pod_changes is not None:
+            self.apply_pod_changes(snapshot.pod_changes)
         if snapshot.claims is not None:
+            causes_before = self._claim_causes()
+            for name, claim in snapshot.claims.items():
+                before = self.claims.get(name)
+                if before is not None and before.category and claim.category in ("", "launch-failed"):
+                    claim.category = before.category if claim.conditions["Launched"].status != "True" else ""
+                    claim.quota_name, claim.quota_required = before.quota_name, before.quota_required
+                    claim.last_error = claim.last_error or before.last_error
+                    claim.last_error_code = claim.last_error_code or before.last_error_code
             self.claims = snapshot.claims
+            if self._claim_causes() != causes_before:
+                self.everything_changed = True
         if snapshot.quota is not None:
             self.region = snapshot.quota.region or self.region
             for name, item in snapshot.quota.items.items():
@@ -355,8 +392,41 @@ class ClusterState:
         if self.time is None or snapshot.taken_at > self.time:
             self.time = snapshot.taken_at
 
+    def apply_pod_changes(self, changes: Mapping[str, PendingPod | None]) -> None:
+        """Add, replace (``PendingPod``) or drop (``None``) pods; what only the log lines told
+        about a pod (the provisioner's reason, its cause, its NodeClaim) is kept."""
+        pods = self.pods
+        for key, pod in changes.items():
+            old = pods.get(key)
+            if pod is None:
+                if old is not None:
+                    del pods[key]
+                    self.changed_pods.add(key)
+                continue
+            if old is not None:
+                pod.provisioner_reason = pod.provisioner_reason or old.provisioner_reason
+                pod.cause = pod.cause or old.cause
+                pod.nodeclaim = pod.nodeclaim or old.nodeclaim
+                pod.first_seen = pod.first_seen or old.first_seen
+            pods[key] = pod
+            self.changed_pods.add(key)
+
+    def _claim_causes(self) -> dict[str, str]:
+        return {name: (c.category if c.blocked else "launching") for name, c in self.claims.items()}
+
     def set_findings(self, findings: list[Finding]) -> None:
+        """karp-diagnose's findings; their per-pod requests (derived from a NodeClaim) fill gaps."""
         self.findings = list(findings)
+        derived: dict[str, tuple[int, int]] = {}
+        for finding in findings:
+            if finding.per_pod is None:
+                continue
+            figures = (finding.per_pod.cpu_m, finding.per_pod.memory)
+            for key in [*finding.pods, *finding.workloads]:
+                derived[key] = figures
+        if derived != self.derived_requests:
+            self.derived_requests = derived
+            self.everything_changed = True
 
     # -- derived views ------------------------------------------------------------------
     def cause_of(self, pod: PendingPod) -> str:
@@ -406,6 +476,7 @@ class ClusterState:
             if on_this:
                 vcpus += claim.quota_required or claim.vcpus or 0
                 claims.append(claim.name)
-        pods = sum(1 for p in self.pods.values() if p.nodeclaim in claims)
-        pods += sum(n for w, n in self.counted.items() if self.counted_claim.get(w) in claims)
+        asking = set(claims)
+        pods = sum(1 for p in self.pods.values() if p.nodeclaim in asking) if asking else 0
+        pods += sum(n for w, n in self.counted.items() if self.counted_claim.get(w) in asking)
         return vcpus, claims, pods

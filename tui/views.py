@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from provisioner.model.quantity import format_cpu, format_memory
 from tui.state import CONDITIONS, ClaimState, ClusterState, LogRecord
@@ -44,7 +45,11 @@ LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
 def format_age(since: datetime | None, now: datetime | None) -> str:
     if since is None or now is None:
         return "-"
-    seconds = max(int((now - since).total_seconds()), 0)
+    return _age(max(int((now - since).total_seconds()), 0))
+
+
+@lru_cache(maxsize=4096)
+def _age(seconds: int) -> str:
     if seconds < 120:
         return f"{seconds}s"
     if seconds < 7200:
@@ -58,9 +63,11 @@ def format_time(moment: datetime | None) -> str:
     return moment.strftime("%H:%M:%S") if moment else "-"
 
 
-def _requests(cpu_m: int | None, memory: int | None) -> str:
+@lru_cache(maxsize=1024)
+def _requests(cpu_m: int | None, memory: int | None, derived: tuple[int, int] | None = None) -> str:
     if cpu_m is None and memory is None:
-        return "-"
+        # "≈": not read from the pod but derived by karp-diagnose from its NodeClaim's requests
+        return f"≈{_requests(*derived)}" if derived else "-"
     parts = [format_cpu(cpu_m) if cpu_m is not None else "", format_memory(memory) if memory is not None else ""]
     return "/".join(p for p in parts if p)
 
@@ -68,14 +75,14 @@ def _requests(cpu_m: int | None, memory: int | None) -> str:
 def pending_rows(state: ClusterState, now: datetime | None) -> dict[str, Row]:
     """One row per pending pod, plus one per workload for the pods a log only counted."""
     rows: dict[str, Row] = {}
+    cause_of, derived = state.cause_of, state.derived_requests
     for key, pod in state.pods.items():
-        name = key.rpartition("/")[2]
         rows[key] = (
-            name,
+            key.rpartition("/")[2],
             format_age(pod.first_seen, now),
-            state.cause_of(pod),
+            cause_of(pod),
             pod.nodeclaim or "-",
-            _requests(pod.cpu_m, pod.memory),
+            _requests(pod.cpu_m, pod.memory, derived.get(key)),
             pod.scheduler_reason or "-",
             pod.provisioner_reason or "-",
             pod.workload,
@@ -86,7 +93,7 @@ def pending_rows(state: ClusterState, now: datetime | None) -> dict[str, Row]:
             "-",
             state.counted_cause(workload),
             state.counted_claim.get(workload, "-"),
-            "-",
+            _requests(None, None, state.derived_requests.get(workload)),
             "-",
             "named only as a count in the log",
             workload,

@@ -193,13 +193,53 @@ def derive(decoded: pl.DataFrame, meta: pl.DataFrame, file: str) -> pl.DataFrame
     problem = (
         c("_error").is_not_null() | c("level").is_in(_PROBLEM_LEVELS) | c("_ecode").is_not_null() | c("quota").is_not_null()
     )
-    if out.height and out.select(problem.any()).item():
-        plain = out.filter(~problem)
-        problems = _errors(out.filter(problem))
-        out = pl.concat([_no_errors(plain), problems], how="vertical")
+    rows = out.with_row_index("_row").filter(problem) if out.height else out.clear()
+    if rows.height:
+        errors = _errors(rows)
+        scattered = {
+            name: pl.repeat(None, out.height, dtype=dtype, eager=True).alias(name).scatter(rows["_row"], errors[name])
+            for name, dtype in _ERROR_COLUMNS.items()
+        }
+        out = out.with_columns(
+            pl.repeat(None, out.height, dtype=pl.Utf8, eager=True).scatter(rows["_row"], rows["raw"]).alias("_keep"),
+            *scattered.values(),
+        ).with_columns(pl.coalesce(pl.col("_keep"), pl.when(pl.col("keep_raw")).then(pl.col("raw"))).alias("raw"))
     else:
-        out = _no_errors(out)
-    return out.select(list(SCHEMA)).cast(SCHEMA)  # type: ignore[arg-type]
+        out = out.with_columns(
+            *(pl.lit(None, dtype).alias(name) for name, dtype in _ERROR_COLUMNS.items() if name != "region"),
+            pl.col("_region0").alias("region"),
+            pl.when(pl.col("keep_raw")).then(pl.col("raw")).alias("raw"),
+        )
+    return _compact(out.with_columns(pl.lit(None, pl.Utf8).alias(k) for k in ("reason", "object_kind", "object_name")))
+
+
+_ERROR_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
+    name: SCHEMA[name]
+    for name in (
+        "error_code", "error_message", "category", "quota_scope", "quota_name", "quota_limit", "quota_usage",
+        "quota_required", "quota_new_limit", "region",
+    )
+}
+
+
+def _compact(frame: pl.DataFrame) -> pl.DataFrame:
+    """SCHEMA columns, lean.
+
+    polars strings are views: a few raw lines taken from a block would keep the whole
+    block's text alive, so they are copied out. A column without a value in the block
+    stays a constant, which takes no memory per row."""
+    if frame.height == 0:
+        return pl.DataFrame(schema=SCHEMA)
+    nulls = frame.select(pl.col(name).null_count() for name in SCHEMA).row(0)
+    out = []
+    for (name, dtype), null_count in zip(SCHEMA.items(), nulls, strict=True):
+        if null_count == frame.height:
+            out.append(pl.lit(None, dtype).alias(name))
+        elif name == "raw":
+            out.append(pl.concat_str([pl.col(name), pl.lit("")]).alias(name))
+        else:
+            out.append(pl.col(name).cast(dtype))
+    return frame.select(out)
 
 
 def _requests(out: pl.DataFrame) -> pl.DataFrame:
@@ -217,33 +257,14 @@ def _requests(out: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _no_errors(plain: pl.DataFrame) -> pl.DataFrame:
-    null_str, null_int = pl.lit(None, pl.Utf8), pl.lit(None, pl.Int64)
-    return plain.with_columns(
-        null_str.alias("error_code"),
-        null_str.alias("error_message"),
-        null_str.alias("category"),
-        null_str.alias("quota_scope"),
-        null_str.alias("quota_name"),
-        null_int.alias("quota_limit"),
-        null_int.alias("quota_usage"),
-        null_int.alias("quota_required"),
-        null_int.alias("quota_new_limit"),
-        pl.col("_region0").alias("region"),
-        null_str.alias("reason"),
-        null_str.alias("object_kind"),
-        null_str.alias("object_name"),
-        pl.when(pl.col("keep_raw")).then(pl.col("raw")).alias("raw"),
-    )
-
-
 def _errors(rows: pl.DataFrame) -> pl.DataFrame:
+    """The error columns of the rows that carry an error or a warning, in their order."""
     c = pl.col
     text = pl.coalesce(c("_error"), c("message"))
     rows = rows.with_columns(text.alias("_text"))
-    rows = rows.join(_facts(rows["_text"]), on="_text", how="left")
+    rows = rows.join(_facts(rows["_text"]), on="_text", how="left", maintain_order="left")
     q = c("quota").struct
-    return rows.with_columns(
+    return rows.select(
         pl.coalesce(c("_ecode"), c("_code")).alias("error_code"),
         pl.when(c("_error").is_not_null() | c("_code").is_not_null() | (c("level") == "ERROR"))
         .then(c("_emsg"))
@@ -256,7 +277,4 @@ def _errors(rows: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(q.field("required"), c("_qrequired")).alias("quota_required"),
         pl.coalesce(q.field("newLimit"), c("_qnew")).alias("quota_new_limit"),
         pl.coalesce(q.field("region"), c("_region"), c("_region0")).alias("region"),
-        pl.lit(None, pl.Utf8).alias("reason"),
-        pl.lit(None, pl.Utf8).alias("object_kind"),
-        pl.lit(None, pl.Utf8).alias("object_name"),
     )

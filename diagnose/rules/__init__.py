@@ -72,9 +72,9 @@ def _explained_by(occurrence: Occurrence, traced: list[Occurrence]) -> Occurrenc
         if occurrence.nodeclaim and cause.nodeclaim == occurrence.nodeclaim:
             return cause
     for cause in reversed(traced):
-        if occurrence.nodepool and cause.nodepool == occurrence.nodepool and occurrence.time and cause.time:
-            if timedelta(0) <= occurrence.time - cause.time <= _FOLD_WINDOW:
-                return cause
+        same_pool = bool(occurrence.nodepool) and cause.nodepool == occurrence.nodepool
+        if same_pool and occurrence.time and cause.time and timedelta(0) <= occurrence.time - cause.time <= _FOLD_WINDOW:
+            return cause
     return None
 
 

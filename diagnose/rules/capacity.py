@@ -119,10 +119,11 @@ def _overconstrained(finding: Finding, group: Group, context: Context) -> None:
 
 
 def _insufficient(finding: Finding, group: Group, context: Context) -> None:
-    finding.summary = (
-        f"{lead(finding)} because Karpenter found no instance type it could launch for "
-        f"{claims_phrase(finding)} (\"insufficient capacity\"); the input does not show the cloud error behind it."
+    what = (
+        f"Karpenter found no instance type it could launch for {claims_phrase(finding)} (\"insufficient capacity\"); "
+        "the input does not show the cloud error behind it."
     )
+    finding.summary = f"{lead(finding)} because {what[0].lower()}{what[1:]}" if finding.pod_count else what
     claim = finding.nodeclaims[0] if finding.nodeclaims else "<nodeclaim>"
     finding.fixes.append(
         Fix(

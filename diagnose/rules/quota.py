@@ -39,11 +39,15 @@ def _figures(finding: Finding, group: Group, context: Context) -> QuotaFigures |
     latest = numbered[-1]
     numbers = latest.quota
     assert numbers is not None
+    name = numbers.quota or {"spot-vcpu-quota": "lowPriorityCores"}.get(finding.category, "cores")
+    # limit and usage through the QuotaSource port: the log's own figures, latest per quota
+    logged = context.log_quota.read(finding.region or numbers.region).get(name)
+    limit, usage = (logged.limit, logged.usage) if logged is not None else (numbers.limit, numbers.usage)
     figures = QuotaFigures(
-        name=numbers.quota or {"spot-vcpu-quota": "lowPriorityCores"}.get(finding.category, "cores"),
+        name=name,
         scope=numbers.scope or _SCOPES[finding.category],
-        limit=numbers.limit,
-        usage=numbers.usage,
+        limit=limit,
+        usage=usage,
         required=numbers.required,
         new_limit=numbers.new_limit,
         source="log",
@@ -90,16 +94,19 @@ def _alternative(finding: Finding, quota: QuotaFigures, headroom: int, context: 
     finding.alternatives = options
     mix = best_mix(options, headroom, pending)
     sku = parse_sku_name(selected)
+    whose = "" if pending == finding.pod_count else f" of NodeClaim {claim.name}"
     fix = fixes.nodepool_sizes(
-        finding.nodepool, headroom, sku.family_letter if sku else "", options, mix, pending, per_pod
+        finding.nodepool, headroom, sku.family_letter if sku else "", options, mix, pending, per_pod, whose
     )
     placed = min(sum(o.pods_per_node * n for o, n in mix), pending)
     if mix and placed < pending:
-        named_left = finding.pods[placed:] if len(finding.pods) > placed else []
-        unnamed = pending - placed - len(named_left)
-        which = ", ".join(named_left)
+        claim_pods = claim.pods or finding.pods
+        named_left = claim_pods[placed:pending] if len(claim_pods) > placed else []
+        shown = named_left[:5]
+        unnamed = pending - placed - len(shown)
+        which = ", ".join(shown)
         if unnamed > 0:
-            which += f"{' and ' if which else ''}{unnamed} other(s) the input does not name"
+            which += f"{' and ' if which else ''}{unnamed} other(s)"
         finding.details.append(
             f"With that change {pending - placed} pods stay Pending (the scheduler picks which): {which}."
         )
@@ -132,12 +139,10 @@ def _explain(finding: Finding, group: Group, context: Context) -> None:
         return
     headroom = quota.headroom
     finding.summary = (
-        f"{lead(finding)} because {claims_phrase(finding)} needs {sku_phrase(finding)} and the "
+        f"{lead(finding)} because {claims_phrase(finding)} {'needs' if len(finding.nodeclaims) <= 1 else 'need'} "
+        f"{sku_phrase(finding)} and the "
         f"{fixes.quota_label(quota)}{where} has {headroom} vCPUs left (limit {quota.limit}, usage {quota.usage}, "
         f"required {quota.required}): the limit must be at least {quota.new_limit}."
-    )
-    finding.details.append(
-        f"Quota figures from the log's own error text, logged at {fmt_time(quota.read_at)}."
     )
     if quota.live is not None:
         live = quota.live

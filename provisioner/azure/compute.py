@@ -25,7 +25,7 @@ from provisioner.azure.payloads import nic_body, nic_info, tags_match, vm_body, 
 from provisioner.azure.quota_reader import as_json, read_usages
 from provisioner.model.catalog import Catalog, catalog_from_skus, load_catalog
 from provisioner.model.errors import CloudUnavailable, InputError
-from provisioner.model.ports import NicInfo, NicSpec, VmInfo, VmSpec
+from provisioner.model.ports import Compute, NicInfo, NicSpec, VmInfo, VmSpec
 from provisioner.model.quota import QuotaSnapshot
 
 __all__ = ["AzureCompute", "VmCreation"]
@@ -87,13 +87,14 @@ class AzureCompute:
         return nic_info(as_json(nic))
 
     def delete_nic(self, name: str) -> None:
+        """Delete a NIC; gone already is fine. A NIC still attached to a VM raises (400 NicInUse)."""
         network = self.clients.network
         try:
-            _call(lambda: network.network_interfaces.begin_delete(self._group, name).result())
-        except Exception as e:
-            if isinstance(e.__cause__, ResourceNotFoundError):
-                return
-            raise
+            network.network_interfaces.begin_delete(self._group, name).result()
+        except ResourceNotFoundError:
+            return
+        except AzureError as e:
+            raise map_error(e) from e
 
     def list_nics(self, tags: dict[str, str]) -> list[NicInfo]:
         network = self.clients.network
@@ -158,3 +159,7 @@ class AzureCompute:
             bundled = None
         prices = {it.name: (it.price_on_demand, it.price_spot) for it in bundled.types} if bundled else {}
         return catalog_from_skus(location, vm_skus, prices, source="azure")
+
+
+def _implements_the_port(adapter: AzureCompute) -> Compute:
+    return adapter  # mypy checks that AzureCompute satisfies the Compute protocol

@@ -15,8 +15,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from azure.core.exceptions import AzureError
+from azure.mgmt.quota import QuotaMgmtClient
 
-from provisioner.azure.clients import AzureClients, build_clients
+from provisioner.azure.clients import AzureClients, client_options, resolve_credential
 from provisioner.azure.config import AzureConfig
 from provisioner.azure.errors import map_error
 from provisioner.azure.quota_reader import as_json
@@ -51,7 +52,21 @@ class QuotaRequestStatus:
 class QuotaClient:
     def __init__(self, config: AzureConfig, clients: AzureClients | None = None) -> None:
         self.config = config
-        self.clients = clients or build_clients(config)
+        self._owned = clients is None
+        self._quota: Any = (
+            clients.quota if clients is not None
+            else QuotaMgmtClient(resolve_credential(config), config.subscription_id, **client_options(config))
+        )
+
+    def close(self) -> None:
+        if self._owned:
+            self._quota.close()
+
+    def __enter__(self) -> QuotaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def scope(self) -> str:
@@ -59,7 +74,7 @@ class QuotaClient:
 
     def get_limit(self, name: str) -> QuotaLimit:
         try:
-            quota = as_json(self.clients.quota.quota.get(resource_name=name, scope=self.scope))
+            quota = as_json(self._quota.quota.get(resource_name=name, scope=self.scope))
         except AzureError as e:
             raise map_error(e) from e
         props = quota.get("properties") or {}
@@ -70,7 +85,7 @@ class QuotaClient:
     def request_increase(self, name: str, new_limit: int) -> QuotaRequestStatus:
         body = {"properties": {"name": {"value": name}, "limit": {"limitObjectType": "LimitValue", "value": new_limit}}}
         try:
-            poller = self.clients.quota.quota.begin_create_or_update(
+            poller = self._quota.quota.begin_create_or_update(
                 resource_name=name, scope=self.scope, create_quota_request=body, polling=False,
                 cls=lambda response, deserialized, headers: response,
             )
@@ -85,7 +100,7 @@ class QuotaClient:
 
     def request_status(self, request_id: str) -> QuotaRequestStatus:
         try:
-            details = as_json(self.clients.quota.quota_request_status.get(id=request_id, scope=self.scope))
+            details = as_json(self._quota.quota_request_status.get(id=request_id, scope=self.scope))
         except AzureError as e:
             raise map_error(e) from e
         return _status(request_id, details)

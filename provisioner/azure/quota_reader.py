@@ -12,6 +12,7 @@ traceback.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -88,7 +89,5 @@ class LiveQuotaSource:
     def read(self, region: str) -> QuotaSnapshot:
         config = self.config
         if region and region != config.location:
-            from dataclasses import replace
-
             config = replace(config, location=region)
         return read_live_quota(config)

@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _assemble(settings: Settings) -> Any:
+    from provisioner.controller.assembly import assemble
+
+    return assemble(settings)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(argv or []))
     flags = {k: v for k, v in vars(args).items() if v is not None}
@@ -66,9 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"karp-provisioner: {e}", file=sys.stderr)
         return 2
     try:
-        from provisioner.controller.assembly import assemble
-
-        running = assemble(settings)
+        running = _assemble(settings)
     except KarpError as e:
         print(f"karp-provisioner: {e}", file=sys.stderr)
         return 2

@@ -52,6 +52,11 @@ class QuotaBlock:
     usage: int
     required: int  # vCPUs the blocked pods need on top of the usage
     new_limit: int  # the limit that would place them
+    left: int | None = None  # what is left after creates in flight (None: limit - usage)
+
+    @property
+    def free(self) -> int:
+        return max(self.limit - self.usage, 0) if self.left is None else self.left
 
     def as_fields(self) -> dict[str, Any]:
         return {"scope": self.scope, "name": self.name, "region": self.region, "limit": self.limit,
@@ -60,10 +65,11 @@ class QuotaBlock:
     def describe(self) -> str:
         label = {"regional": "regional vCPU quota", "family": "vCPU quota of family", "spot": "spot vCPU quota"}
         what = label.get(self.scope, "vCPU quota")
+        in_flight = max(self.limit - self.usage - self.free, 0)
+        creating = f" (+{in_flight} being created)" if in_flight else ""
         return (
-            f"{what} {self.name} in {self.region}: limit {self.limit}, usage {self.usage}, "
-            f"{max(self.limit - self.usage, 0)} free, {self.required} more needed; "
-            f"a limit of {self.new_limit} would place them"
+            f"{what} {self.name} in {self.region}: limit {self.limit}, usage {self.usage}{creating}, "
+            f"{self.free} left, {self.required} more needed; a limit of {self.new_limit} would place them"
         )
 
 

@@ -102,7 +102,7 @@ class Lifecycle:
             startup = tuple(t.key for t in pool.startup_taints) if pool else ()
             step = registration_step(list(record.conditions), observation, record.labels, startup, self._clock())
             if step.patch is not None:
-                self._cluster.patch_node(step.patch.node, step.patch.labels, step.patch.taints)
+                self._cluster.patch_node(step.patch.node, step.patch.labels, step.patch.remove_taints)
             if not step.transitions:
                 continue
             record = replace(record, conditions=tuple(step.conditions), node_name=node.node.name)

@@ -9,6 +9,7 @@ into the controller's terms, grouping the pods that wait for the same reason.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from provisioner.controller.cluster import ClaimRecord
@@ -16,7 +17,7 @@ from provisioner.controller.decisions import Blocked, ClaimDecision, Decisions, 
 from provisioner.controller.provisioning import PlanInput
 from provisioner.controller.unavailable import UnavailableOfferings
 from provisioner.model.catalog import Catalog
-from provisioner.model.nodepool import NodeClaim, NodeClaimStatus, NodePool
+from provisioner.model.nodepool import Node, NodeClaim, NodeClaimStatus, NodePool
 from provisioner.model.pod import Pod
 from provisioner.model.requirements import Requirements
 from provisioner.model.resources import Resources
@@ -24,7 +25,7 @@ from provisioner.model.taints import tolerates_all
 from provisioner.scheduling.plan import Plan, ReasonCode
 from provisioner.scheduling.snapshot import Snapshot
 
-__all__ = ["build_snapshot", "daemonset_overhead", "planner", "to_decisions"]
+__all__ = ["build_snapshot", "daemonset_overhead", "planner", "solver_planner", "to_decisions"]
 
 _SCOPES = {
     ReasonCode.QUOTA_REGIONAL: "regional",
@@ -75,14 +76,25 @@ def unavailable_keys(unavailable: UnavailableOfferings, catalog: Catalog, snapsh
     return frozenset(out)
 
 
+EPHEMERAL_TAINTS = ("karpenter.sh/unregistered", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def _settled(node: Node, launching: set[str]) -> Node:
+    """A node still coming up is planned as it will be: without the taints registration removes."""
+    if node.name not in launching and not any(t.key == EPHEMERAL_TAINTS[0] for t in node.taints):
+        return node
+    return replace(node, taints=tuple(t for t in node.taints if t.key not in EPHEMERAL_TAINTS), ready=True)
+
+
 def build_snapshot(data: PlanInput, unavailable: UnavailableOfferings, region: str) -> Snapshot:
     view = data.view
+    launching = {c.node_name for c in data.in_flight if c.node_name and c.status_of("Initialized") != "True"}
     catalog = Catalog(region=region, types=data.catalog, read_at=None, source="controller")
     return Snapshot(
         pods=view.pending,
         nodepools=view.nodepools,
         catalog=catalog,
-        nodes=tuple(n.node for n in view.nodes),
+        nodes=tuple(_settled(n.node, launching) for n in view.nodes),
         in_flight=tuple(_claim(c) for c in data.in_flight if c.status_of("Initialized") != "True"),
         quota=data.quota if data.quota_aware else None,
         unavailable=unavailable_keys(unavailable, catalog, data),
@@ -106,7 +118,7 @@ def to_decisions(plan: Plan, data: PlanInput, region: str) -> Decisions:
         reqs = tuple({"key": r.key, "operator": r.operator, "values": list(r.values)}
                      for r in c.to_nodeclaim().requirements.items)
         claims.append(ClaimDecision(pool, options, c.capacity_type, c.zone, c.requests,
-                                    tuple(pods[k] for k in c.pods if k in pods), reqs, c.name))
+                                    tuple(pods[k] for k in c.pods if k in pods), reqs))
     targets: dict[str, list[Pod]] = {}
     for p in plan.placements:
         if p.pod in pods:
@@ -128,7 +140,7 @@ def to_decisions(plan: Plan, data: PlanInput, region: str) -> Decisions:
         if scope is not None and r.limit is not None and r.usage is not None:
             needed = r.needed or 0
             quota = QuotaBlock(scope, r.quota, region, r.limit, r.usage, needed,
-                               r.new_limit if r.new_limit is not None else r.usage + needed)
+                               r.new_limit if r.new_limit is not None else r.usage + needed, r.left)
         text = quota.describe() if quota is not None else r.message
         blocked.append(Blocked(tuple(members), text, r.nodepool, quota, r.code == ReasonCode.NODEPOOL_LIMIT))
     return Decisions(tuple(claims), nominations, tuple(blocked))
@@ -144,3 +156,10 @@ def planner(
         return to_decisions(plan(snapshot, data.quota_aware), data, region)
 
     return run
+
+
+def solver_planner(unavailable: UnavailableOfferings, region: str) -> Callable[[PlanInput], Decisions]:
+    """The ``PlanFunction`` over ``provisioner.scheduling.solver.plan``."""
+    from provisioner.scheduling.solver import PlanOptions, plan
+
+    return planner(unavailable, region, lambda snapshot, quota_aware: plan(snapshot, PlanOptions(quota_aware=quota_aware)))

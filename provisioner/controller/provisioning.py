@@ -26,7 +26,7 @@ from datetime import datetime
 from provisioner.controller.cluster import ClaimRecord, ClusterPort, ClusterView
 from provisioner.controller.conditions import initial_conditions
 from provisioner.controller.decisions import Blocked, ClaimDecision, Decisions
-from provisioner.controller.launch import LaunchRequest, Launcher, LaunchResult
+from provisioner.controller.launch import Launcher, LaunchRequest, LaunchResult
 from provisioner.controller.quota_cache import QuotaCache
 from provisioner.controller.reporting import Reporter
 from provisioner.controller.unavailable import UnavailableOfferings

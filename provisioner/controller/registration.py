@@ -40,8 +40,8 @@ class NodeObservation:
 @dataclass(frozen=True, slots=True)
 class NodePatch:
     node: str
-    labels: dict[str, str]
-    taints: list[dict[str, Any]]  # the full new taint list
+    labels: dict[str, str]  # labels to set (merged into the Node's own)
+    remove_taints: list[str]  # taint keys to remove
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ def registration_step(
     missing = {k: v for k, v in claim_labels.items() if node.labels.get(k) != v}
     taints = [dict(t) for t in node.taints if t.get("key") != UNREGISTERED_TAINT]
     if missing or len(taints) != len(node.taints):
-        patch = NodePatch(node.name, {**node.labels, **missing}, taints)
+        patch = NodePatch(node.name, missing, [UNREGISTERED_TAINT] if len(taints) != len(node.taints) else [])
     registered_now = False
     if (condition(out, "Registered") or {}).get("status") != "True":
         out, made = set_condition(out, "Registered", "True", "Registered", "", now)

@@ -12,6 +12,7 @@ pods with the same shape are interchangeable for placement.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,7 +22,7 @@ from provisioner.model.requirements import Requirements
 from provisioner.model.resources import Resources
 from provisioner.model.taints import Toleration
 
-__all__ = ["DAEMONSET", "NODE", "Pod", "frozen_map"]
+__all__ = ["DAEMONSET", "NODE", "Pod", "Shape", "frozen_map"]
 
 DAEMONSET = "DaemonSet"
 NODE = "Node"
@@ -30,6 +31,29 @@ NODE = "Node"
 def frozen_map(mapping: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
     """A label map as sorted (key, value) pairs: hashable and order-independent."""
     return tuple(sorted((mapping or {}).items()))
+
+
+class Shape:
+    """A pod's equivalence key (requests, terms, tolerations, priority), hashed once."""
+
+    __slots__ = ("__weakref__", "_hash", "key")
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self.key = key
+        self._hash = hash(key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Shape) and self._hash == other._hash and self.key == other.key)
+
+    def __repr__(self) -> str:
+        return f"Shape{self.key!r}"
+
+
+# equal shapes share one object, so grouping pods compares identities; entries go with their last pod
+_SHAPES: weakref.WeakValueDictionary[tuple[Any, ...], Shape] = weakref.WeakValueDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +71,7 @@ class Pod:
     priority: int = 0
     created_at: datetime | None = None
     node_name: str = ""
-    shape: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+    shape: Shape = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.requests.pods < 1:
@@ -59,7 +83,8 @@ class Pod:
             object.__setattr__(self, "labels", frozen_map(self.labels))
         object.__setattr__(self, "affinity_terms", tuple(self.affinity_terms))
         object.__setattr__(self, "tolerations", tuple(self.tolerations))
-        object.__setattr__(self, "shape", (self.requests, self.terms, frozenset(self.tolerations), self.priority))
+        shape = Shape((self.requests, self.terms, frozenset(self.tolerations), self.priority))
+        object.__setattr__(self, "shape", _SHAPES.setdefault(shape.key, shape))
 
     @property
     def key(self) -> str:

@@ -145,7 +145,7 @@ def _pool_conflict(pool: NodePool, reqs: Requirements, term: Requirements, decid
         pool_on_key = pool.requirements.on(key)
         creates_label = any(r.operator not in (NOT_IN, DOES_NOT_EXIST) for r in pool_on_key)
         if creates_label:
-            if Requirements(pool_on_key + (Requirement(key, EXISTS),)).conflicts(Requirements(on_key)):
+            if Requirements((*pool_on_key, Requirement(key, EXISTS))).conflicts(Requirements(on_key)):
                 return f"{', '.join(str(r) for r in term.on(key))} conflicts with nodepool {pool.name}'s " + ", ".join(
                     str(r) for r in pool_on_key
                 )

@@ -34,14 +34,26 @@ class Ledger:
         other.limits = {k: list(v) for k, v in self.limits.items()}
         return other
 
+    def adopt(self, other: Ledger) -> None:
+        """Take over another copy's balances (the plan that was kept)."""
+        self.left = other.left
+        self.limits = other.limits
+
     def scopes(self, option: Option) -> tuple[str, ...]:
         """The quotas a node of this option spends."""
         if option.capacity_type == "spot":
             return (SPOT_QUOTA,)
         return (REGIONAL_QUOTA, option.family)
 
+    @property
+    def unlimited(self) -> bool:
+        """True when no budget applies at all (nothing to check)."""
+        return not (self.quota_aware and self.left) and not self.limits
+
     def copies(self, option: Option, pool: str) -> int:
         """How many more nodes of ``option`` every budget allows."""
+        if not self.limits and not (self.quota_aware and self.left):
+            return UNLIMITED
         n = UNLIMITED
         if self.quota_aware and option.vcpus > 0:
             left = self.left

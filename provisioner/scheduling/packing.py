@@ -34,17 +34,59 @@ __all__ = ["Bin", "Demand", "pack_cheapest", "pack_karpenter", "pack_scarce", "r
 Vector = tuple[int, int, int, int]
 
 
-@dataclass(slots=True)
 class Demand:
-    reqs: list[Vector]
-    rem: list[int]
-    order: list[int]  # class indices, most demanding first
+    """Classes still to place: request vectors, counts left, and running totals.
+
+    ``order`` lists the classes with pods left, most demanding first; it is compacted as
+    classes run out, so scans stay proportional to what is left.
+    """
+
+    __slots__ = ("dead", "order", "pods", "rem", "reqs", "total")
+
+    def __init__(self, reqs: list[Vector], rem: list[int]) -> None:
+        self.reqs = reqs
+        self.rem = list(rem)
+        self.order = [i for i, n in enumerate(self.rem) if n > 0]
+        self.dead = 0
+        tc = tm = tp = te = 0
+        for i in self.order:
+            n, r = self.rem[i], reqs[i]
+            tc += n * r[0]
+            tm += n * r[1]
+            tp += n * r[2]
+            te += n * r[3]
+        self.total = [tc, tm, tp, te]
+        self.pods = sum(self.rem)
 
     def left(self) -> int:
-        return sum(self.rem)
+        return self.pods
 
     def copy(self) -> Demand:
-        return Demand(self.reqs, list(self.rem), self.order)
+        other = Demand.__new__(Demand)
+        other.reqs, other.rem, other.order = self.reqs, list(self.rem), list(self.order)
+        other.dead, other.total, other.pods = self.dead, list(self.total), self.pods
+        return other
+
+    def adopt(self, other: Demand) -> None:
+        """Take over another copy's state (the packing that was kept)."""
+        self.rem, self.order, self.dead, self.total, self.pods = other.rem, other.order, other.dead, other.total, other.pods
+
+    def consume(self, counts: Sequence[tuple[int, int]], copies: int) -> None:
+        rem, reqs, total = self.rem, self.reqs, self.total
+        for i, k in counts:
+            n = k * copies
+            rem[i] -= n
+            r = reqs[i]
+            total[0] -= n * r[0]
+            total[1] -= n * r[1]
+            total[2] -= n * r[2]
+            total[3] -= n * r[3]
+            self.pods -= n
+            if not rem[i]:
+                self.dead += 1
+        if self.dead > 16 and self.dead * 2 > len(self.order):
+            self.order = [i for i in self.order if rem[i]]
+            self.dead = 0
 
 
 @dataclass(slots=True)
@@ -107,8 +149,7 @@ def _replicas(counts: Sequence[tuple[int, int]], rem: Sequence[int]) -> int:
 
 def _commit(bins: list[Bin], option: Option, counts: tuple[tuple[int, int], ...], used: Vector, copies: int,
             demand: Demand, ledger: Ledger, pool: str) -> None:
-    for i, k in counts:
-        demand.rem[i] -= k * copies
+    demand.consume(counts, copies)
     ledger.take(option, pool, copies)
     bins.append(Bin(option, counts, used, copies))
 
@@ -173,58 +214,106 @@ def _pack_single(i: int, demand: Demand, options: Sequence[Option], ledger: Ledg
     return bins
 
 
-def pack_cheapest(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str) -> list[Bin]:
-    """The cheapest mix of sizes for the demand, within the ledger (see the module docstring)."""
+def _nodes_needed(o: Option, dc: int, dm: int, dp: int, de: int) -> float:
+    """Nodes of ``o`` the remaining demand needs if resources were divisible."""
+    est = dp / o.pods if o.pods else float("inf")
+    for need, have in ((dc, o.cpu), (dm, o.mem), (de, o.eph)):
+        if need:
+            x = need / have if have else float("inf")
+            if x > est:
+                est = x
+    return est
+
+
+def _pack_with(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str, bulk: Option | None) -> list[Bin]:
+    """Round after round: fill one node of the best option, repeat the pattern, until done.
+
+    The best option is ``bulk`` while the demand still fills at least one node of it, else the
+    lowest price for the remaining demand (fractional nodes, or its own price under one node).
+    """
     bins: list[Bin] = []
+    dead: set[int] = set()
+    for _ in range(8):  # right-sizing can free budget: go again while that places more
+        before = demand.pods
+        while demand.pods:
+            dc, dm, dp, de = demand.total
+            best: Option | None = None
+            best_cap = 0
+            if bulk is not None and bulk.rank not in dead and _nodes_needed(bulk, dc, dm, dp, de) >= 1.0:
+                best_cap = ledger.copies(bulk, pool)
+                if best_cap > 0:
+                    best = bulk
+            if best is None:
+                best_score = float("inf")
+                for o in options:
+                    if o.rank in dead:
+                        continue
+                    cap = ledger.copies(o, pool)
+                    if cap <= 0:
+                        continue
+                    est = _nodes_needed(o, dc, dm, dp, de)
+                    score = o.price * est if est >= 1.0 else o.price
+                    if score < best_score:
+                        best, best_score, best_cap = o, score, cap
+            if best is None:
+                break
+            counts, used = fill(best, demand)
+            if not counts:
+                dead.add(best.rank)
+                continue
+            copies = min(_replicas(counts, demand.rem), best_cap)
+            _commit(bins, best, counts, used, copies, demand, ledger, pool)
+        right_size(bins, options, ledger, pool)
+        if not demand.pods or demand.pods == before:
+            break
+    return bins
+
+
+def _bulk_candidates(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str, count: int) -> list[Option]:
+    """The options most worth trying as the bulk size: best price per node-worth of the demand,
+    judged on a real first-fit-decreasing fill of one node (so lumpy pods count as they pack)."""
+    dc, dm, dp, de = demand.total
+    rough = sorted(
+        (o.price * max(_nodes_needed(o, dc, dm, dp, de), 1.0), o.rank, o)
+        for o in options if ledger.copies(o, pool) > 0
+    )
+    scored: list[tuple[float, int, Option]] = []
+    for _, rank, o in rough[: 3 * count]:
+        counts, used = fill(o, demand)
+        if not counts:
+            continue
+        nodes = max((need / got for need, got in zip(demand.total, used, strict=True) if need and got), default=1.0)
+        scored.append((o.price * max(nodes, 1.0), rank, o))
+    scored.sort()
+    return [o for _, _, o in scored[:count]]
+
+
+def pack_cheapest(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str) -> list[Bin]:
+    """The cheapest mix of sizes for the demand, within the ledger (see the module docstring).
+
+    Several classes: a few bulk sizes are tried (each a whole packing on copies of the demand
+    and ledger) and the plan placing the most pods, then the cheapest, is kept. Fewer tries
+    when there are many classes, to keep planning time proportional to them.
+    """
     live = [i for i in demand.order if demand.rem[i]]
     if len(live) == 1:
-        bins.extend(_pack_single(live[0], demand, options, ledger, pool))
-    dead: set[int] = set()
-    while True:
-        reqs, rem = demand.reqs, demand.rem
-        dc = dm = dp = de = 0
-        for i in demand.order:
-            n = rem[i]
-            if n:
-                r = reqs[i]
-                dc += n * r[0]
-                dm += n * r[1]
-                dp += n * r[2]
-                de += n * r[3]
-        if not dp:
-            break
-        best: Option | None = None
-        best_score = float("inf")
-        best_cap = 0
-        for o in options:
-            if o.rank in dead:
-                continue
-            cap = ledger.copies(o, pool)
-            if cap <= 0:
-                continue
-            est = dp / o.pods
-            x = dc / o.cpu if o.cpu else (float("inf") if dc else 0.0)
-            if x > est:
-                est = x
-            x = dm / o.mem if o.mem else (float("inf") if dm else 0.0)
-            if x > est:
-                est = x
-            x = de / o.eph if o.eph else (float("inf") if de else 0.0)
-            if x > est:
-                est = x
-            score = o.price * est if est >= 1.0 else o.price
-            if score < best_score:
-                best, best_score, best_cap = o, score, cap
-        if best is None:
-            break
-        counts, used = fill(best, demand)
-        if not counts:
-            dead.add(best.rank)
-            continue
-        copies = min(_replicas(counts, demand.rem), best_cap)
-        _commit(bins, best, counts, used, copies, demand, ledger, pool)
-    right_size(bins, options, ledger, pool)
-    return bins
+        bins = _pack_single(live[0], demand, options, ledger, pool)
+        bins.extend(_pack_with(demand, options, ledger, pool, None))
+        return bins
+    tries = 4 if len(live) <= 200 else 1
+    best: tuple[int, float, list[Bin], Demand, Ledger] | None = None
+    for bulk in [*_bulk_candidates(demand, options, ledger, pool, tries), None][: max(tries, 1) + (tries > 1)]:
+        d, led = demand.copy(), ledger.copy()
+        bins = _pack_with(d, options, led, pool, bulk)
+        placed = demand.pods - d.pods
+        cost = sum(b.option.price * b.copies for b in bins)
+        if best is None or placed > best[0] or (placed == best[0] and cost < best[1] - 1e-9):
+            best = (placed, cost, bins, d, led)
+    if best is None:
+        return []
+    demand.adopt(best[3])
+    ledger.adopt(best[4])
+    return best[2]
 
 
 def right_size(bins: list[Bin], options: Sequence[Option], ledger: Ledger, pool: str) -> None:
@@ -292,6 +381,22 @@ def _scarce_single(i: int, demand: Demand, options: Sequence[Option], ledger: Le
     return bins
 
 
+def _scarce_shortlist(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str,
+                      size: int = 8) -> list[tuple[Option, int]]:
+    """The options likely to hold the most pods per vCPU, judged on the average pod left."""
+    n = max(demand.pods, 1)
+    ac, am, ap, ae = (t / n for t in demand.total)
+    scored = []
+    for o, cap in _affordable(options, ledger, pool):
+        pods = o.pods / ap if ap else float(o.pods)
+        for have, need in ((o.cpu, ac), (o.mem, am), (o.eph, ae)):
+            if need and have / need < pods:
+                pods = have / need
+        scored.append((-pods / max(o.vcpus, 1), o.price, o.rank, o, cap))
+    scored.sort()
+    return [(o, cap) for *_, o, cap in scored[:size]]
+
+
 def pack_scarce(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str) -> list[Bin]:
     """Most pods within the budgets, then the lowest price (see the module docstring)."""
     bins: list[Bin] = []
@@ -304,22 +409,29 @@ def pack_scarce(demand: Demand, options: Sequence[Option], ledger: Ledger, pool:
             budget = ledger.vcpu_budget(ct, pool, {o.family for o in subset})
             if budget is not None:
                 bins.extend(_scarce_single(live[0], demand, subset, ledger, pool, min(budget, 4096)))
-    while demand.left():
-        best: tuple[float, float] | None = None
-        pick: tuple[Option, tuple[tuple[int, int], ...], Vector, int] | None = None
-        for o, cap in _affordable(options, ledger, pool):
-            counts, used = fill(o, demand)
-            placed = sum(k for _, k in counts)
-            if not placed:
-                continue
-            score = (placed / max(o.vcpus, 1), -o.price / placed)
-            if best is None or score > best:
-                best, pick = score, (o, counts, used, cap)
-        if pick is None:
+    for _ in range(8):  # right-sizing can free budget: go again while that places more
+        before = demand.pods
+        while demand.left():
+            best: tuple[float, float] | None = None
+            pick: tuple[Option, tuple[tuple[int, int], ...], Vector, int] | None = None
+            for shortlist in (_scarce_shortlist(demand, options, ledger, pool), _affordable(options, ledger, pool)):
+                for o, cap in shortlist:
+                    counts, used = fill(o, demand)
+                    placed = sum(k for _, k in counts)
+                    if not placed:
+                        continue
+                    score = (placed / max(o.vcpus, 1), -o.price / placed)
+                    if best is None or score > best:
+                        best, pick = score, (o, counts, used, cap)
+                if pick is not None:
+                    break
+            if pick is None:
+                break
+            o, counts, used, cap = pick
+            _commit(bins, o, counts, used, min(_replicas(counts, demand.rem), cap), demand, ledger, pool)
+        right_size(bins, options, ledger, pool)
+        if not demand.pods or demand.pods == before:
             break
-        o, counts, used, cap = pick
-        _commit(bins, o, counts, used, min(_replicas(counts, demand.rem), cap), demand, ledger, pool)
-    right_size(bins, options, ledger, pool)
     return bins
 
 
@@ -333,6 +445,7 @@ def pack_karpenter(demand: Demand, frontier: Sequence[Option], options: Sequence
             break
         c = m = p = e = 0
         counts: list[tuple[int, int]] = []
+        misses = 0
         for i in demand.order:
             n = demand.rem[i]
             if not n:
@@ -347,6 +460,9 @@ def pack_karpenter(demand: Demand, frontier: Sequence[Option], options: Sequence
                         break
             k = min(best, n)
             if not k:
+                misses += 1
+                if misses > 64:  # the node is as good as full: stop scanning smaller classes
+                    break
                 continue
             counts.append((i, k))
             c, m, p, e = c + k * req[0], m + k * req[1], p + k * req[2], e + k * req[3]

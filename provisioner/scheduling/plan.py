@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from provisioner.model.nodepool import NodeClaim, NodeClaimStatus
-from provisioner.model.requirements import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, ZONE, Requirement, Requirements
+from provisioner.model.requirements import (
+    CAPACITY_TYPE,
+    INSTANCE_TYPE,
+    NODEPOOL,
+    ZONE,
+    Requirement,
+    Requirements,
+)
 from provisioner.model.resources import Resources
 
 __all__ = [

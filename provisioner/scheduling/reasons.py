@@ -48,6 +48,14 @@ class Needs:
     quota: dict[str, int] = field(default_factory=dict)
     pool: dict[str, list[int]] = field(default_factory=dict)  # cpu, memory, nodes
 
+    def merge(self, other: Needs) -> None:
+        for k, v in other.quota.items():
+            self.quota[k] = self.quota.get(k, 0) + v
+        for k, pv in other.pool.items():
+            mine = self.pool.setdefault(k, [0, 0, 0])
+            for i in range(3):
+                mine[i] += pv[i]
+
     def add(self, bins: list[Bin], pool: str) -> None:
         for b in bins:
             o, n = b.option, b.copies
@@ -109,7 +117,7 @@ def budget_reason(
 
     ``pool_limits`` maps a pool to (limits, left before planning) as (cpu, memory, nodes).
     """
-    order = [REGIONAL_QUOTA] + sorted(k for k in group_needs.quota if k not in (REGIONAL_QUOTA, SPOT_QUOTA))
+    order = [REGIONAL_QUOTA, *sorted(k for k in group_needs.quota if k not in (REGIONAL_QUOTA, SPOT_QUOTA))]
     order.append(SPOT_QUOTA)
     fallback: Reason | None = None
     if ledger.quota_aware:
@@ -129,12 +137,12 @@ def budget_reason(
             continue
         current = ledger.limits.get(p, [None, None, None])
         for i in range(3):
-            limit, begin, final_left = limits[i], start[i], current[i]
-            if limit is None or begin is None or final_left is None:
+            limit, begin, final = limits[i], start[i], current[i]
+            if limit is None or begin is None or final is None:
                 continue
             need = total.pool.get(p, needs)[i]
-            reason = _limit_reason(p, i, limit, begin, final_left, need, pods)
-            if need > final_left:
+            reason = _limit_reason(p, i, limit, begin, final, need, pods)
+            if need > final:
                 return reason
             fallback = fallback or reason
     if fallback is not None:

@@ -7,6 +7,7 @@ group, location, subnet id), so a script can read it and point the SDKs at it.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import signal
 import sys
@@ -88,6 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         quotas = _pairs(args.quota, "--quota")
         usages = _pairs(args.usage, "--usage")
         faults = load_faults(args.faults) if args.faults else FaultPlan()
+        try:
+            ipaddress.ip_network(args.subnet_prefix)
+        except ValueError as e:
+            raise ValueError(f"--subnet-prefix {args.subnet_prefix!r}: not a network in CIDR form ({e})") from e
         if not 0 <= args.port <= 65535:
             raise ValueError(f"--port {args.port}: not a TCP port (0-65535)")
         delays = (args.vm_create_delay, args.vm_delete_delay, args.nic_reservation, args.quota_request_delay)

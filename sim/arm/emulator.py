@@ -31,7 +31,7 @@ import orjson
 import trustme
 
 from provisioner.model.ports import VmInfo
-from sim.arm.faults import FaultPlan, FaultRule
+from sim.arm.faults import FaultPlan, FaultRule, plan_from_data
 from sim.arm.ledger import QuotaLedger
 from sim.arm.service import ArmRequest, ArmResponse, ArmService, RequestRecord
 from sim.arm.skus import SkuTable, load_sku_fixture
@@ -125,7 +125,7 @@ class ArmEmulator:
         location: str = "westus2",
         quotas: dict[str, int] | None = None,
         usages: dict[str, int] | None = None,
-        faults: FaultPlan | list[FaultRule] | None = None,
+        faults: FaultPlan | list[FaultRule] | list[dict[str, Any]] | None = None,
         vm_created_hook: Callable[[VmInfo], None] | None = None,
         vm_deleted_hook: Callable[[VmInfo], None] | None = None,
         *,
@@ -148,8 +148,15 @@ class ArmEmulator:
             self.state.vm_created_hooks.append(vm_created_hook)
         if vm_deleted_hook is not None:
             self.state.vm_deleted_hooks.append(vm_deleted_hook)
-        plan = faults if isinstance(faults, FaultPlan) else FaultPlan(list(faults or []))
+        if isinstance(faults, FaultPlan):
+            plan = faults
+        elif faults and all(isinstance(rule, dict) for rule in faults):
+            plan = plan_from_data(list(faults), "faults")
+        else:
+            plan = FaultPlan([rule for rule in faults or [] if isinstance(rule, FaultRule)])
         self.service = ArmService(self.state, table, plan)
+        self._initial_limits = dict(ledger.limits)
+        self._initial_usage = dict(ledger.preset_usage)
         self._port = port
         self._server: _Server | None = None
         self._threads: list[threading.Thread] = []
@@ -253,6 +260,15 @@ class ArmEmulator:
         with self.service.lock:
             self.state.ledger.limits[name] = limit
 
+    def add_vm_hooks(self, created: Callable[[VmInfo], None] | None = None,
+                     deleted: Callable[[VmInfo], None] | None = None) -> None:
+        """Also call these when a VM create succeeds / a VM delete completes (after construction)."""
+        with self.service.lock:
+            if created is not None:
+                self.state.vm_created_hooks.append(created)
+            if deleted is not None:
+                self.state.vm_deleted_hooks.append(deleted)
+
     def deny(self, *ops: str) -> None:
         """Answer these operations (``create_vm``, ``get_usages``, …) with 403 AuthorizationFailed."""
         with self.service.lock:
@@ -266,6 +282,42 @@ class ArmEmulator:
         """Only these images exist (404 PlatformImageNotFound otherwise); None: every image exists."""
         with self.service.lock:
             self.service.resources.known_images = frozenset(images) if images is not None else None
+
+    def reset(self, quotas: dict[str, int] | None = None, usages: dict[str, int] | None = None) -> None:
+        """Back to the starting state (no VMs, NICs, operations, faults or log), with these figures.
+
+        Lets one emulator serve many tests: ``quotas``/``usages`` replace the starting ones when given.
+        """
+        with self.service.lock:
+            state, ledger = self.state, self.state.ledger
+            state.vms.clear()
+            state.nics.clear()
+            state.operations.clear()
+            state.pending.clear()
+            state.release_ips()
+            ledger.limits = dict(self._initial_limits)
+            ledger.limits.update(quotas or {})
+            ledger.preset_usage = dict(self._initial_usage if usages is None else usages)
+            ledger.requests.clear()
+            self.service.log.clear()
+            self.service.denied.clear()
+            self.service.resources.known_images = None
+            self.service.faults.clear()
+
+    def set_usage(self, name: str, vcpus: int) -> None:
+        """Set the preset usage (vCPUs used outside the emulator's VMs) of one quota."""
+        with self.service.lock:
+            self.state.ledger.preset_usage[name] = vcpus
+
+    def set_quota_policy(self, ceiling: int | None, delay_s: float = 0.0) -> None:
+        """Reject increases above ``ceiling`` (None: grant all), granted ``delay_s`` after the request."""
+        with self.service.lock:
+            self.state.ledger.ceiling = ceiling
+            self.state.ledger.request_delay_s = delay_s
+
+    def set_timings(self, timings: Timings) -> None:
+        with self.service.lock:
+            self.state.timings = timings
 
     def clear_log(self) -> None:
         with self.service.lock:

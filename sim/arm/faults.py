@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["ASYNC_KINDS", "KINDS", "OPERATIONS", "FaultPlan", "FaultRule", "load_faults"]
+__all__ = ["ASYNC_KINDS", "KINDS", "OPERATIONS", "FaultPlan", "FaultRule", "load_faults", "plan_from_data"]
 
 KINDS = (
     "throttle",

@@ -7,6 +7,7 @@ Each handler takes the routed request and returns ``(status, body, headers)`` or
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +18,7 @@ from sim.arm.messages import ArmFault
 from sim.arm.quota_api import QuotaApi
 from sim.arm.routes import Route
 from sim.arm.skus import SkuTable
-from sim.arm.state import ArmState, Nic, Operation, Vm
+from sim.arm.state import ArmState, Nic, Operation, Vm, resource_tags
 
 __all__ = ["ResourceApi"]
 
@@ -27,6 +28,12 @@ _ASYNC = {
     "zonal_allocation_failed": lambda zonal: messages.zonal_allocation_failed(),
     "overconstrained": messages.overconstrained,
 }
+
+
+def _filter_location(expression: str) -> str:
+    """The location of ``$filter=location eq 'westus2'``; "" when there is no such clause."""
+    match = re.search(r"location\s+eq\s+'([^']*)'", expression, re.IGNORECASE)
+    return match.group(1) if match else ""
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -47,6 +54,9 @@ class ResourceApi:
         if op == "get_usages":
             return 200, self.usages(), {}
         if op == "list_skus":
+            wanted = _filter_location(query.get("$filter", ""))
+            if wanted and wanted.lower() != self.state.location.lower():
+                return 200, {"value": []}, {}
             return 200, {"value": self.skus.records}, {}
         if op == "create_vm":
             return self.put_vm(params["name"], body, rule, base_url, api, now)
@@ -119,11 +129,16 @@ class ResourceApi:
         zones = body.get("zones") or []
         zone = str(zones[0]) if isinstance(zones, list) and zones else ""
         spot = str(props.get("priority") or "Regular").lower() in ("spot", "low")
+        tags = resource_tags(body)
         facts = self.skus.get(size)
         if facts is None:
             raise messages.invalid_vm_size(size, state.location)
         size = facts.name
         existing = state.vms.get(name)
+        if existing is not None and existing.state == "Deleting":
+            raise ArmFault(409, "OperationNotAllowed", f"Operation 'createOrUpdate' is not allowed on VM '{name}' "
+                           "since the VM is marked for deletion. You can only retry the Delete operation (or wait "
+                           "for an ongoing one to complete).")
         if existing is not None and existing.state != "Failed":
             if (existing.size.lower(), existing.zone, existing.spot) != (size.lower(), zone, spot):
                 raise ArmFault(409, "PropertyChangeNotAllowed", "Changing property 'hardwareProfile.vmSize', "
@@ -141,7 +156,6 @@ class ResourceApi:
         charge = VcpuCharge(facts.vcpus, facts.family, spot)
         others = [vm.charge for vm in state.vms.values() if vm.state != "Failed" and vm.name != name]
         state.ledger.check(charge, others)
-        tags = {str(k): str(v) for k, v in (body.get("tags") or {}).items()}
         vm = Vm(name, vm_id, size, zone, spot, tags, nic_ids, body, charge, datetime.now().astimezone())
         state.attach(vm, now)
         state.vms[name] = vm

@@ -28,7 +28,7 @@ from sim.arm.state import ArmState
 __all__ = ["ArmRequest", "ArmResponse", "ArmService", "RequestRecord"]
 
 _SYNC_KINDS = tuple(k for k in KINDS if k not in ASYNC_KINDS and k != "sku_not_available")
-_NO_VM_OPS = ("slow", "drop", "throttle", "server_error")
+_ANSWERED_AT_ONCE = ("slow", "drop", "throttle", "server_error")
 _RESOURCE = {"create_vm": "Microsoft.Compute", "delete_vm": "Microsoft.Compute", "create_nic": "Microsoft.Network"}
 _GROUPS = {"create_vm": "PutVM3Min", "delete_vm": "DeleteVM3Min", "get_usages": "GetSubscriptionUsages3Min"}
 
@@ -89,7 +89,7 @@ class ArmService:
 
     def next_due(self) -> float | None:
         with self.lock:
-            dues = [op.due for op in self.state.operations.values() if op.status == "InProgress"]
+            dues = [op.due for op in self.state.pending.values()]
             dues += [r.due for r in self.state.ledger.requests.values() if r.state == "InProgress"]
         return min(dues) if dues else None
 
@@ -105,6 +105,9 @@ class ArmService:
             response, sku, zone, fault = self._dispatch(request, route, query)
         except ArmFault as error:
             response = ArmResponse(error.status, error.body(), dict(error.headers))
+        except Exception as error:  # a defect here must still come back as Azure would say it
+            fault_500 = ArmFault(500, "InternalServerError", f"The emulator failed on this request: {error!r}")
+            response = ArmResponse(500, fault_500.body())
         self.settle()
         code = ""
         if response.body and isinstance(response.body.get("error"), dict):
@@ -139,7 +142,7 @@ class ArmService:
         delay = 0.0
         if rule is not None and rule.kind == "slow":
             delay = rule.delay_s
-        elif rule is not None and rule.kind in _NO_VM_OPS:
+        elif rule is not None and rule.kind in _ANSWERED_AT_ONCE:
             return self._fault_response(route.op, rule), sku, zone, rule.kind
         if route.op in self.denied:
             raise _authorization_failed(route.op, self.state)

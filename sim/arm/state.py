@@ -22,7 +22,7 @@ from sim.arm import messages
 from sim.arm.ledger import QuotaLedger, VcpuCharge
 from sim.arm.messages import ArmFault
 
-__all__ = ["ArmState", "Nic", "Operation", "Timings", "Vm"]
+__all__ = ["ArmState", "Nic", "Operation", "Timings", "Vm", "resource_tags"]
 
 VmHook = Callable[[VmInfo], None]
 
@@ -106,6 +106,7 @@ class ArmState:
         self.nics: dict[str, Nic] = {}
         self.vms: dict[str, Vm] = {}
         self.operations: dict[str, Operation] = {}
+        self.pending: dict[str, Operation] = {}  # the operations still InProgress
         self._used_ips: set[int] = set()
         self.vm_created_hooks: list[VmHook] = []
         self.vm_deleted_hooks: list[VmHook] = []
@@ -128,18 +129,19 @@ class ArmState:
                         failure: ArmFault | None = None) -> Operation:
         op = Operation(str(uuid.uuid4()), kind, target, provider, now + delay, datetime.now(UTC), failure)
         self.operations[op.id] = op
+        self.pending[op.id] = op
         return op
 
     def settle(self, now: float) -> list[Callable[[], None]]:
         """Finish every operation whose time has come; returns the hook calls to make."""
         calls: list[Callable[[], None]] = []
         self.ledger.settle(now)
-        for op in self.operations.values():
-            if op.status == "InProgress" and op.due <= now:
-                calls.extend(self._finish(op, now))
+        for op in [op for op in self.pending.values() if op.due <= now]:
+            calls.extend(self._finish(op, now))
         return calls
 
     def _finish(self, op: Operation, now: float) -> list[Callable[[], None]]:
+        self.pending.pop(op.id, None)
         op.status = "Failed" if op.failure else "Succeeded"
         op.ended = datetime.now(UTC)
         calls: list[Callable[[], None]] = []
@@ -176,6 +178,9 @@ class ArmState:
         return calls
 
     # --- NICs ------------------------------------------------------------------------
+    def release_ips(self) -> None:
+        self._used_ips = {int(ipaddress.ip_address(n.private_ip)) for n in self.nics.values()}
+
     def allocate_ip(self) -> str:
         """The lowest free address; Azure keeps the first four and the last one of a subnet."""
         first = int(self.subnet.network_address) + 4
@@ -202,7 +207,7 @@ class ArmState:
                 "found. Please make sure that the referenced resource exists, and that both resources are in "
                 "the same region.",
             )
-        tags = {str(k): str(v) for k, v in (body.get("tags") or {}).items()}
+        tags = resource_tags(body)
         existing = self.nics.get(name)
         if existing is not None:
             existing.tags = tags
@@ -256,6 +261,33 @@ class ArmState:
         vm.state = "Deleting"
         # with no delay the caller's next settle finishes it, so that hooks run outside the lock
         return self.start_operation("delete_vm", name, "Microsoft.Compute", self.timings.vm_delete_s, now)
+
+
+_RESERVED_TAG_CHARACTERS = set("<>%&\\?/")
+
+
+def resource_tags(body: dict[str, Any]) -> dict[str, str]:
+    """A request's tags, refused as Azure refuses them (reserved characters, too many, too long)."""
+    raw = body.get("tags") or {}
+    if not isinstance(raw, dict):
+        raise messages.bad_request("InvalidRequestContent", "The property 'tags' must be an object of strings.")
+    tags = {str(k): str(v) for k, v in raw.items()}
+    bad = [k for k in tags if _RESERVED_TAG_CHARACTERS & set(k) or any(ord(c) < 32 for c in k)]
+    if bad:
+        names = ",".join(bad)
+        raise messages.bad_request(
+            "InvalidTagNameCharacters",
+            f"The tag names '{names}' have reserved characters '<,>,%,&,\\,?,/' or control characters.",
+        )
+    if len(tags) > 50:
+        raise messages.bad_request("InvalidTemplate", f"The number of tags {len(tags)} exceeds the limit of 50.")
+    long_names = [k for k, v in tags.items() if len(k) > 512 or len(v) > 256]
+    if long_names:
+        raise messages.bad_request(
+            "InvalidTagNameLength" if len(long_names[0]) > 512 else "InvalidTagValueLength",
+            f"The tag '{long_names[0][:64]}' is too long: names may have 512 characters and values 256.",
+        )
+    return tags
 
 
 def _bind(hook: VmHook, info: VmInfo) -> Callable[[], None]:

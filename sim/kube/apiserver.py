@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import yaml
 
+from sim.kube import eventsview
 from sim.kube import kinds as kinds_mod
 from sim.kube.kinds import BUILTINS, Kind
 from sim.kube.patching import PatchError, json_patch, merge_patch, strategic_merge_patch
@@ -50,7 +52,7 @@ class ApiServer:
         self.kinds: dict[tuple[str, str, str], Kind] = {}  # (group, version, plural)
         self.bookmark_interval = bookmark_interval
         self.pod_logs: dict[tuple[str, str, str, bool], str] = {}
-        self.version = {"major": "1", "minor": "31", "gitVersion": "v1.31.2", "gitCommit": "emulated",
+        self.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.1", "gitCommit": "emulated",
                         "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.22.8",
                         "compiler": "gc", "platform": "linux/amd64"}
         for kind in BUILTINS:
@@ -120,6 +122,35 @@ class ApiServer:
 
     # ---- verbs ------------------------------------------------------------------------------
     def handle(self, request: Request, route: Route) -> tuple[int, Obj | str]:
+        if route.kind.storage == "/events":
+            return self._events_view(request, route)
+        return self._handle(request, route)
+
+    def _events_view(self, request: Request, route: Route) -> tuple[int, Obj | str]:
+        """events.k8s.io/v1: convert bodies to core/v1, answers back."""
+        core = Route(self.kind("", "v1", "events"), route.namespace, route.name, route.subresource)
+        query = dict(request.query)
+        if query.get("fieldSelector"):
+            fields = FieldSelector.parse(query["fieldSelector"])
+            query["fieldSelector"] = ",".join(f"{eventsview.core_field_path(p)}{'=' if eq else '!='}{v}" for p, eq, v in fields.terms)
+        body = request.body
+        if request.method in ("POST", "PUT") and body:
+            parsed = self._body(request)
+            body = orjson.dumps(eventsview.to_core(parsed) if isinstance(parsed, dict) else parsed)
+        elif request.method == "PATCH" and body:
+            with self.store.lock:
+                view = eventsview.from_core(self.store.get(core.kind, route.namespace, route.name))
+                patched = self._apply_patch(view, request, route.kind)
+                patched.setdefault("metadata", {})["resourceVersion"] = view["metadata"]["resourceVersion"]
+                return 200, eventsview.from_core(self.store.replace(core.kind, route.namespace, route.name, eventsview.to_core(patched)))
+        status, answer = self._handle(Request(request.method, request.path, query, body, request.content_type), core)
+        if isinstance(answer, dict) and answer.get("kind") == "EventList":
+            answer = {**answer, "apiVersion": "events.k8s.io/v1", "items": [eventsview.from_core(e) for e in answer["items"]]}
+        elif isinstance(answer, dict) and answer.get("kind") == "Event":
+            answer = eventsview.from_core(answer)
+        return status, answer
+
+    def _handle(self, request: Request, route: Route) -> tuple[int, Obj | str]:
         kind, ns, name, sub = route.kind, route.namespace, route.name, route.subresource
         if kind.namespaced and name and not ns:
             raise ApiError(404, "the server could not find the requested resource")
@@ -131,7 +162,7 @@ class ApiServer:
         if sub == "scale":
             return self._scale(request, route)
         if method == "GET" and not name:
-            return 200, self.list(kind, ns, request.query)
+            return 200, self.list_answer(kind, ns, request.query)
         if method == "GET":
             return 200, self.store.get(kind, ns, name)
         if method == "POST" and not name:
@@ -163,8 +194,6 @@ class ApiServer:
             if "yaml" in request.content_type:
                 loaded = yaml.safe_load(request.body or b"{}")
             else:
-                import orjson
-
                 loaded = orjson.loads(request.body or b"{}")
         except Exception as e:
             raise ApiError(400, f"the request body could not be decoded: {e}") from e
@@ -180,9 +209,9 @@ class ApiServer:
 
     def list_objects(self, kind: Kind, ns: str, query: dict[str, str]) -> tuple[list[Obj], int]:
         labels, fields = self._selectors(query)
-        return self.store.list(kind, ns, labels, fields)
+        return self.store.select(kind, ns, labels, fields)
 
-    def list(self, kind: Kind, ns: str, query: dict[str, str]) -> Obj:
+    def list_answer(self, kind: Kind, ns: str, query: dict[str, str]) -> Obj:
         items, rv = self.list_objects(kind, ns, query)
         items = sorted(items, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         return {"kind": f"{kind.kind}List", "apiVersion": kind.api_version,
@@ -218,28 +247,34 @@ class ApiServer:
                 assert isinstance(body, dict)
                 return 201, self.store.create(kind, ns, body)
         elif ctype == "application/strategic-merge-patch+json" and is_custom:
-            raise ApiError(415, f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml", "UnsupportedMediaType")
+            raise ApiError(415, "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml", "UnsupportedMediaType")
         elif ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json", "application/json-patch+json"):
             raise ApiError(415, f"unsupported patch type {ctype!r}", "UnsupportedMediaType")
         with self.store.lock:
             old = self.store.get(kind, ns, name)
-            try:
-                if ctype == "application/json-patch+json":
-                    if not isinstance(body, list):
-                        raise PatchError("a JSON patch must be a list of operations", 400)
-                    new = json_patch(old, body)
-                elif ctype == "application/strategic-merge-patch+json":
-                    new = strategic_merge_patch(old, body)
-                else:
-                    new = merge_patch(old, body)
-            except PatchError as e:
-                raise ApiError(e.status, str(e)) from e
-            if not isinstance(new, dict):
-                raise ApiError(422, "the patch did not produce an object")
+            new = self._apply_patch(old, request, kind)
             wanted = (body.get("metadata") or {}).get("resourceVersion") if isinstance(body, dict) else None
             meta = new.setdefault("metadata", {})
             meta["resourceVersion"] = str(wanted) if wanted else old["metadata"]["resourceVersion"]
             return 200, self.store.replace(kind, ns, name, new, sub)
+
+    def _apply_patch(self, old: Obj, request: Request, kind: Kind) -> Obj:
+        ctype = request.content_type.split(";")[0].strip()
+        body = self._body(request)
+        try:
+            if ctype == "application/json-patch+json":
+                if not isinstance(body, list):
+                    raise PatchError("a JSON patch must be a list of operations", 400)
+                new = json_patch(old, body)
+            elif ctype == "application/strategic-merge-patch+json":
+                new = strategic_merge_patch(old, body)
+            else:
+                new = merge_patch(old, body)
+        except PatchError as e:
+            raise ApiError(e.status, str(e)) from e
+        if not isinstance(new, dict):
+            raise ApiError(422, "the patch did not produce an object")
+        return new
 
     def _delete(self, kind: Kind, ns: str, name: str, request: Request) -> Obj:
         options: Obj = {}
@@ -379,7 +414,16 @@ class ApiServer:
             except ValueError:
                 raise ApiError(400, f"invalid resource version {start!r}") from None
             self.store.events_after(kind.key, int(start))
+        if kind.storage == "/events":
+            fields = FieldSelector(tuple((eventsview.core_field_path(p), eq, v) for p, eq, v in fields.terms))
+            return self._converted(self._stream(kind, ns, labels, fields, query, stopped))
         return self._stream(kind, ns, labels, fields, query, stopped)
+
+    @staticmethod
+    def _converted(stream: Iterator[list[Obj]]) -> Iterator[list[Obj]]:
+        for batch in stream:
+            yield [e if e["type"] in ("BOOKMARK", "ERROR") else {"type": e["type"], "object": eventsview.from_core(e["object"])}
+                   for e in batch]
 
     def _stream(self, kind: Kind, ns: str, labels: LabelSelector, fields: FieldSelector, query: dict[str, str],
                 stopped: Any) -> Iterator[list[Obj]]:
@@ -396,7 +440,7 @@ class ApiServer:
             return labels.matches(obj["metadata"].get("labels")) and (not fields or fields.matches(obj))
 
         if start in ("", "0"):
-            items, after = self.store.list(kind, ns, labels, fields)
+            items, after = self.store.select(kind, ns, labels, fields)
             ordered = sorted(items, key=lambda o: int(o["metadata"]["resourceVersion"]))
             for begin in range(0, len(ordered), 500):
                 yield [{"type": "ADDED", "object": obj} for obj in ordered[begin : begin + 500]]

@@ -66,9 +66,9 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         print(f"karp-sim kube: cannot listen on 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
         return 1
-    print(json.dumps({"endpoint": emulator.endpoint, "kubeconfig": emulator.kubeconfig}), flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
+    print(json.dumps({"endpoint": emulator.endpoint, "kubeconfig": emulator.kubeconfig}), flush=True)
     try:
         done.wait()
     except KeyboardInterrupt:

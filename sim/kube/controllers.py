@@ -13,7 +13,7 @@ a short tick), so the behaviour is deterministic for a given sequence of API cal
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import heapq
 import itertools
 import threading
@@ -43,11 +43,14 @@ DAEMON_TOLERATIONS = [
 
 
 def template_hash(template: Obj) -> str:
-    """A 10-character pod-template-hash in the apiserver's safe alphabet."""
+    """The pod-template-hash label, made like the Deployment controller's: an FNV-1a 32-bit hash
+    of the template, printed in decimal, each digit mapped into the safe alphabet ("74ccd665f4")."""
     import orjson
 
-    digest = hashlib.sha256(orjson.dumps(template, option=orjson.OPT_SORT_KEYS)).digest()
-    return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:10])
+    value = 0x811C9DC5
+    for byte in orjson.dumps(template, option=orjson.OPT_SORT_KEYS):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return "".join(_ALPHABET[ord(c) % len(_ALPHABET)] for c in str(value))
 
 
 def _owned_by(obj: Obj, uid: str) -> bool:
@@ -125,10 +128,8 @@ class Controllers:
         now = time.monotonic()
         while self._timers and self._timers[0][0] <= now:
             _, _, action = heapq.heappop(self._timers)
-            try:
+            with contextlib.suppress(ApiError):
                 action()
-            except ApiError:
-                pass
         if self.workloads_enabled:
             self._garbage_collect()
             self._deployments()
@@ -166,10 +167,10 @@ class Controllers:
                         "spec": {"replicas": replicas, "selector": selector, "template": tmpl}}
                 current = self.store.create(rs_kind, meta["namespace"], body)
             elif int(current["spec"].get("replicas", 0)) != replicas:
-                current = self.store.mutate(rs_kind, meta["namespace"], name, lambda o: o["spec"].__setitem__("replicas", replicas))
+                current = self.store.mutate(rs_kind, meta["namespace"], name, _set_replicas(replicas))
             for rs in owned:
                 if rs["metadata"]["name"] != name and int(rs["spec"].get("replicas", 0)) != 0:
-                    self.store.mutate(rs_kind, meta["namespace"], rs["metadata"]["name"], lambda o: o["spec"].__setitem__("replicas", 0))
+                    self.store.mutate(rs_kind, meta["namespace"], rs["metadata"]["name"], _set_replicas(0))
             mine = [p for p in pods if any(_owned_by(p, rs["metadata"]["uid"]) for rs in owned) and not p["metadata"].get("deletionTimestamp")]
             ready = sum(1 for p in mine if _pod_ready(p))
             updated = sum(1 for p in mine if _owned_by(p, current["metadata"]["uid"]))
@@ -277,10 +278,8 @@ class Controllers:
                 orphan = bool(refs) and all(r.get("uid") not in owners for r in refs)
                 lost = key == "/pods" and (obj.get("spec") or {}).get("nodeName") and obj["spec"]["nodeName"] not in node_names
                 if orphan or lost:
-                    try:
+                    with contextlib.suppress(ApiError):
                         self.store.delete(kind if key != "/pods" else pod_kind, obj["metadata"]["namespace"], obj["metadata"]["name"])
-                    except ApiError:
-                        pass
 
     # ---- scheduler ------------------------------------------------------------------------------
     def _schedule(self) -> None:
@@ -325,12 +324,11 @@ class Controllers:
                 self.api.record_event(pod, "Normal", "Scheduled", f"Successfully assigned {meta['namespace']}/{meta['name']} to {target}", "default-scheduler")
                 continue
             message = scheduler.unschedulable_message(len(nodes), reasons, resource_only)
-            current = next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {})
+            current: Obj = next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {})
             if current.get("status") == "False" and current.get("message") == message:
                 continue
             try:
-                self.store.mutate(pod_kind, meta["namespace"], meta["name"],
-                                  lambda o, m=message: set_condition(o, "PodScheduled", "False", "Unschedulable", m), "status")
+                self.store.mutate(pod_kind, meta["namespace"], meta["name"], _unschedulable(message), "status")
             except ApiError:
                 continue
             self.api.record_event(pod, "Warning", "FailedScheduling", message, "default-scheduler")
@@ -350,10 +348,30 @@ class Controllers:
             n = next(self._ips)
             pod_ip = f"10.244.{(n // 250) % 250}.{n % 250 + 2}"
             try:
-                self.store.mutate(pod_kind, pod["metadata"]["namespace"], pod["metadata"]["name"],
-                                  lambda o, a=pod_ip, h=host_ip: kubelet.pod_running_status(o, a, h), "status")
+                self.store.mutate(pod_kind, pod["metadata"]["namespace"], pod["metadata"]["name"], _running(pod_ip, host_ip), "status")
             except ApiError:
                 continue
+
+
+def _unschedulable(message: str) -> Callable[[Obj], None]:
+    def change(pod: Obj) -> None:
+        set_condition(pod, "PodScheduled", "False", "Unschedulable", message)
+
+    return change
+
+
+def _running(pod_ip: str, host_ip: str) -> Callable[[Obj], None]:
+    def change(pod: Obj) -> None:
+        kubelet.pod_running_status(pod, pod_ip, host_ip)
+
+    return change
+
+
+def _set_replicas(replicas: int) -> Callable[[Obj], None]:
+    def change(obj: Obj) -> None:
+        obj["spec"]["replicas"] = replicas
+
+    return change
 
 
 def _pod_ready(pod: Obj) -> bool:

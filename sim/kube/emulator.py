@@ -12,6 +12,7 @@ the hooks the ARM emulator calls when VMs come and go (``register_vm``,
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import tempfile
 import threading
@@ -23,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from provisioner.model.ports import VmInfo
 from sim.kube import kubelet
 from sim.kube.apiserver import ApiServer
 from sim.kube.controllers import Controllers
@@ -157,7 +159,7 @@ class KubeEmulator:
         return obj
 
     def objects(self, plural: str, namespace: str = "") -> list[Obj]:
-        items, _ = self.store.list(self.kind(plural), namespace)
+        items, _ = self.store.select(self.kind(plural), namespace)
         return sorted(items, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
 
     def get(self, plural: str, name: str, namespace: str = "") -> Obj | None:
@@ -188,6 +190,11 @@ class KubeEmulator:
         return False
 
     # ---- faults ---------------------------------------------------------------------------------
+    @property
+    def open_watches(self) -> int:
+        """Watch streams being served right now."""
+        return self._server.open_watches if self._server is not None else 0
+
     def drop_watches(self) -> None:
         self.faults.drop_watches()
         with self.store.lock:
@@ -221,10 +228,28 @@ class KubeEmulator:
         nodes = self.kind("nodes")
 
         def ready() -> None:
-            self.store.mutate(nodes, "", name, lambda o: kubelet.set_node_ready(o, "True", "KubeletReady", "kubelet is posting ready status"))
+            self.store.mutate(nodes, "", name, lambda o: kubelet.set_node_ready(o, "True", "KubeletReady", "kubelet is posting ready status"), "*")
 
         self.controllers.after(self.node_ready_delay, ready)
         return node
+
+    def vm_created(self, vm: VmInfo) -> Obj:
+        """``vm_created_hook`` for the ARM emulator: the VM's kubelet registers its Node.
+
+        A VM tagged with a NodePool (``karpenter.sh_nodepool``, Azure's spelling of
+        ``karpenter.sh/nodepool``) registers with that label, its capacity type and the
+        ``karpenter.sh/unregistered:NoExecute`` taint, as Karpenter's bootstrap asks."""
+        pool = vm.tags.get("karpenter.sh_nodepool") or vm.tags.get("karpenter.sh/nodepool") or ""
+        labels: dict[str, str] = {}
+        taints: list[Obj] = []
+        if pool:
+            labels = {"karpenter.sh/nodepool": pool, "karpenter.sh/capacity-type": "spot" if vm.spot else "on-demand"}
+            taints = [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]
+        return self.register_vm(vm.name, vm.size, vm.zone, vm.provider_id, labels, taints)
+
+    def vm_deleted(self, vm: VmInfo) -> None:
+        """``vm_deleted_hook`` for the ARM emulator."""
+        self.remove_vm(vm.provider_id)
 
     def remove_vm(self, provider_id: str) -> bool:
         """The VM is gone: its node goes NotReady (Unknown) and is deleted after ``node_gone_delay``."""
@@ -233,13 +258,11 @@ class KubeEmulator:
         if node is None:
             return False
         name = node["metadata"]["name"]
-        self.store.mutate(nodes, "", name, lambda o: kubelet.set_node_ready(o, "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."))
+        self.store.mutate(nodes, "", name, lambda o: kubelet.set_node_ready(o, "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."), "*")
 
         def gone() -> None:
-            try:
+            with contextlib.suppress(ApiError):
                 self.store.delete(nodes, "", name)
-            except ApiError:
-                pass
 
         self.controllers.after(self.node_gone_delay, gone)
         return True

@@ -26,11 +26,12 @@ class Kind:
     categories: tuple[str, ...] = ()
     singular: str = ""
     columns: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    storage: str = ""  # another kind's storage key when this one is a view of it
 
     @property
     def key(self) -> str:
         """Storage key, independent of the version served."""
-        return f"{self.group}/{self.plural}"
+        return self.storage or f"{self.group}/{self.plural}"
 
     @property
     def api_version(self) -> str:
@@ -86,7 +87,7 @@ BUILTINS: tuple[Kind, ...] = (
     Kind("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), frozenset({"status", "scale"}), ("all",)),
     Kind("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), frozenset({"status"}), ("all",)),
     Kind("coordination.k8s.io", "v1", "leases", "Lease", True),
-    Kind("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
+    Kind("events.k8s.io", "v1", "events", "Event", True, ("ev",), storage="/events"),
     Kind("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False, ("crd", "crds"), frozenset({"status"})),
 )
 

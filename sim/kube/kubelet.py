@@ -39,7 +39,7 @@ def size_resources(size: str, region: str = "westus2", max_pods: int | None = No
             return _quantities(cap.cpu_m, cap.memory, cap.pods, cap.ephemeral_storage), _quantities(
                 alloc.cpu_m, alloc.memory, alloc.pods, alloc.ephemeral_storage
             ), {**labels, "kubernetes.io/arch": arch}
-    except Exception:  # noqa: S110 - fall back to the name-derived estimate below
+    except Exception:
         pass
     match = re.match(r"^Standard_([A-Z]+)(\d+)", size)
     vcpus = int(match.group(2)) if match else 2
@@ -63,7 +63,7 @@ def _quantities(cpu_m: int, memory: int, pods: int, disk: int) -> dict[str, str]
 
 def node_object(name: str, size: str, zone: str, provider_id: str, region: str, ip: str,
                 labels: dict[str, str] | None = None, taints: list[Obj] | None = None, ready: bool = False,
-                kubelet_version: str = "v1.31.2") -> Obj:
+                kubelet_version: str = "v1.36.1") -> Obj:
     capacity, allocatable, size_labels = size_resources(size, region)
     zone_label = f"{region}-{zone}" if zone else "0"
     node_labels = {

@@ -139,7 +139,7 @@ class Store:
         with self.lock:
             return self._table(kind).get((namespace, name))
 
-    def list(self, kind: Kind, namespace: str = "", labels: LabelSelector | None = None,
+    def select(self, kind: Kind, namespace: str = "", labels: LabelSelector | None = None,
              fields: FieldSelector | None = None) -> tuple[list[Obj], int]:
         with self.lock:
             items = [
@@ -218,6 +218,8 @@ class Store:
             result["metadata"] = dict(meta_old)
         else:
             result = new
+            result["apiVersion"] = kind.api_version
+            result["kind"] = kind.kind
             meta = result.setdefault("metadata", {})
             for field in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
                 if field in meta_old:
@@ -235,6 +237,7 @@ class Store:
                 meta["generation"] = int(meta_old.get("generation", 1)) + 1
         result["apiVersion"] = kind.api_version
         result["kind"] = kind.kind
+        result["metadata"]["resourceVersion"] = meta_old["resourceVersion"]
         if result == old:
             return old
         result["metadata"]["resourceVersion"] = self._next_rv()
@@ -268,7 +271,7 @@ class Store:
                 new = copy.deepcopy(old)
                 new["metadata"]["deletionTimestamp"] = now_iso()
                 new["metadata"]["deletionGracePeriodSeconds"] = 0
-                return self._write(kind, old, new, "")
+                return self._write(kind, old, new, "*")
             gone = copy.deepcopy(old)
             gone["metadata"]["resourceVersion"] = self._next_rv()
             del self._table(kind)[(namespace, name)]

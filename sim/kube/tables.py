@@ -92,9 +92,18 @@ def _node_cells(node: Obj) -> list[Any]:
     return [node["metadata"]["name"], status, roles, age(node["metadata"].get("creationTimestamp")), version]
 
 
+def _event_cells(event: Obj) -> list[Any]:
+    inv = event.get("involvedObject") or event.get("regarding") or {}
+    last = event.get("lastTimestamp") or event.get("eventTime") or event["metadata"].get("creationTimestamp")
+    obj = f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}"
+    return [age(last), event.get("type", ""), event.get("reason", ""), obj, event.get("message") or event.get("note") or ""]
+
+
 _BUILTIN_COLUMNS: dict[str, tuple[list[tuple[str, str, int]], Any]] = {
     "/pods": ([("Name", "string", 0), ("Ready", "string", 0), ("Status", "string", 0), ("Restarts", "integer", 0),
                ("Age", "string", 0), ("IP", "string", 1), ("Node", "string", 1)], _pod_cells),
+    "/events": ([("Last Seen", "string", 0), ("Type", "string", 0), ("Reason", "string", 0), ("Object", "string", 0),
+                 ("Message", "string", 0)], _event_cells),
     "/nodes": ([("Name", "string", 0), ("Status", "string", 0), ("Roles", "string", 0), ("Age", "string", 0),
                 ("Version", "string", 0)], _node_cells),
 }

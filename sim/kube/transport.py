@@ -35,6 +35,8 @@ class ApiHttpServer(ThreadingHTTPServer):
         self.faults = faults
         self.closing = threading.Event()
         self.requests_served = 0
+        self.open_watches = 0
+        self.watch_lock = threading.Lock()
         super().__init__((host, port), _Handler)
 
     @property
@@ -50,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def do_GET(self) -> None:
@@ -133,6 +135,16 @@ class _Handler(BaseHTTPRequestHandler):
         generation = server.faults.drop_generation
         stopped: Callable[[], bool] = lambda: server.closing.is_set() or server.faults.drop_generation != generation  # noqa: E731
         stream = server.api.watch(route, query, stopped)  # raises ApiError (410, 400) before the headers
+        with server.watch_lock:
+            server.open_watches += 1
+        try:
+            self._write_stream(stream, stopped, generation)
+        finally:
+            with server.watch_lock:
+                server.open_watches -= 1
+
+    def _write_stream(self, stream: Any, stopped: Callable[[], bool], generation: int) -> None:
+        server = self.server
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")

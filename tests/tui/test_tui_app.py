@@ -39,7 +39,7 @@ async def test_replay_shows_founding_scenario(seed_app: KarpTui) -> None:
         await _settle(seed_app, pilot)
         assert seed_app.position == 10
         groups = _text(seed_app, "#pending-groups")
-        assert "default/inflate: 10 pending, regional-vcpu-quota (5 named + 5 counted)" in groups
+        assert "10 × Deployment default/inflate · regional-vcpu-quota (5 named + 5 counted)" in groups
         pods = _column(seed_app, "#pending-table", 0)
         assert len(pods) == 6 and "… 5 other(s), counted" in pods
         row = seed_app.query_one("#claims-table", DiffTable).shown["general-purpose-pq7gl"]

@@ -1,22 +1,21 @@
-"""Live feeds: a cluster (through provisioner.kube), Azure quota (through provisioner.azure),
-and log files being written (followed like ``tail -f``).
+"""Live feeds: a cluster (through provisioner.kube), Azure quota (through karp-diagnose's
+live wiring), and log files being written (followed like ``tail -f``).
 
-``LiveSource`` is a ``Feed``: each poll reads a cluster snapshot, the quota, and the new
-lines of every followed log, and says what karp-diagnose concludes over everything read
-so far. Any failure of a part becomes a ``FeedError`` (the app shows it and retries).
+``LiveSource`` is a ``Feed``: each poll reads the cluster (pending pods, NodeClaims, the
+controller's log lines and Events that are new since the last poll), the quota, and the
+new lines of every followed file, and says what karp-diagnose concludes over everything
+read so far. Any failure becomes a ``FeedError``: the app shows it and retries.
 
-``open_live`` builds one from karp-tui's flags; ``open_sim`` from a running karp-sim's
-endpoints file. The cluster and Azure readers are passed in as plain callables, so the
-feed can be tested without either.
+``open_live`` builds one from karp-tui's flags; ``open_sim`` from karp-sim's endpoints
+file. The readers are plain callables, so a feed can be tested without a cluster.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
+import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,33 +23,56 @@ from typing import Any
 import polars as pl
 
 from diagnose import schema
+from diagnose.api import LiveOptions, Unavailable, connect_live
+from diagnose.ingest import parse_lines
+from diagnose.quota import QuotaSource
 from provisioner.model.quota import QuotaSnapshot
 from tui.sources.analysis import findings_for
 from tui.sources.feed import FeedError, FeedUpdate
+from tui.sources.kubeobjects import claims_from, pending_pods_from
 from tui.state import Snapshot
 
-__all__ = ["LiveSource", "LogTail", "SourceUnavailable", "default_sim_endpoints", "open_live", "open_sim"]
-
-ClusterReader = Callable[[], Snapshot]
-QuotaReader = Callable[[], QuotaSnapshot]
+__all__ = [
+    "ClusterReading", "LiveSource", "LogTail", "SourceUnavailable", "events_frame", "kube_reader", "open_live", "quota_reader",
+]
 
 
 class SourceUnavailable(Exception):
     """A live source cannot be set up (missing layer, bad endpoints file); the message names it."""
 
 
-def _parse_lines(lines: list[str], file: str) -> pl.DataFrame:
-    from diagnose.ingest import parse_lines
+@dataclass(slots=True)
+class ClusterReading:
+    """One read of the cluster: whole logs per container, Events, pending pods and NodeClaims."""
 
-    return parse_lines(lines, file).frame
+    pods: list[dict[str, Any]]
+    nodeclaims: list[dict[str, Any]]
+    logs: dict[str, str] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+ClusterReader = Callable[[], ClusterReading]
+QuotaReader = Callable[[], QuotaSnapshot]
+
+
+def events_frame(events: list[dict[str, Any]], name: str = "events") -> pl.DataFrame:
+    """Kubernetes Events (``kubectl get events -o json`` items) as normalised rows (karp-diagnose's reader)."""
+    if not events:
+        return schema.empty()
+    from diagnose.events import read_events
+
+    with tempfile.TemporaryDirectory(prefix="karp-tui-") as folder:
+        path = Path(folder) / f"{name}.json"
+        path.write_text(json.dumps({"kind": "List", "items": events}))
+        frame = read_events(str(path))
+    return frame.with_columns(pl.lit(name).alias("file"))
 
 
 class LogTail:
     """New complete lines of a file since the last read, as normalised records."""
 
-    def __init__(self, path: str, parse: Callable[[list[str], str], pl.DataFrame] = _parse_lines) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self._parse = parse
         self._offset = 0
         self._lines = 0
 
@@ -62,14 +84,13 @@ class LogTail:
         except FileNotFoundError:
             return schema.empty()
         except OSError as error:
-            raise FeedError(f"{self.path}: {error.strerror}") from error
+            raise FeedError(f"{self.path}: {error.strerror or error}") from error
         end = chunk.rfind(b"\n")
         if end < 0:
             return schema.empty()
         self._offset += end + 1
         lines = chunk[: end + 1].decode("utf-8", errors="replace").splitlines()
-        frame = self._parse(lines, self.path)
-        frame = frame.with_columns((pl.col("line") + self._lines).alias("line"))
+        frame = parse_lines(lines, self.path).frame.with_columns(pl.col("line") + self._lines)
         self._lines += len(lines)
         return frame
 
@@ -81,124 +102,118 @@ class LiveSource:
     cluster: ClusterReader | None = None
     quota: QuotaReader | None = None
     tails: tuple[LogTail, ...] = ()
+    quota_source: QuotaSource | None = None  # handed to the analysis (current figures)
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-
-    def __post_init__(self) -> None:
-        self._seen = schema.empty()
+    region: str = ""
+    _seen: pl.DataFrame = field(default_factory=schema.empty)
+    _log_lines: dict[str, int] = field(default_factory=dict)
+    _event_keys: set[tuple[str, str]] = field(default_factory=set)
 
     def poll(self) -> FeedUpdate:
         snapshot = Snapshot(taken_at=self.clock())
-        notes = []
+        frames: list[pl.DataFrame] = []
+        notes: list[str] = []
         try:
             if self.cluster is not None:
-                read = self.cluster()
-                snapshot.pods, snapshot.claims = read.pods, read.claims
-                notes.append(f"{len(read.pods or {})} pending pods")
+                reading = self.cluster()
+                snapshot.pods = pending_pods_from(reading.pods)
+                snapshot.claims = claims_from(reading.nodeclaims, self.region)
+                frames.extend(self._new_log_lines(reading.logs))
+                frames.append(events_frame(self._new_events(reading.events)))
+                notes.append(f"{len(snapshot.pods)} pending pods, {len(snapshot.claims)} NodeClaims")
             if self.quota is not None:
                 snapshot.quota = self.quota()
                 notes.append(f"quota read {snapshot.quota.read_at:%H:%M:%S}")
         except FeedError:
             raise
-        except Exception as error:  # the layers' own errors: shown, retried
+        except Exception as error:  # the layers' own errors (connection refused, Forbidden …): shown, retried
             raise FeedError(f"{type(error).__name__}: {error}") from error
-        fresh = [tail.read() for tail in self.tails]
-        new = pl.concat(fresh, how="vertical_relaxed") if fresh else schema.empty()
+        frames.extend(tail.read() for tail in self.tails)
+        frames = [f for f in frames if f.height]
+        new = pl.concat(frames, how="vertical_relaxed").select(schema.COLUMNS) if frames else schema.empty()
         update = FeedUpdate(records=new.to_dicts(), snapshot=snapshot, note=", ".join(notes))
-        if len(new):
+        if new.height or self.quota_source is not None:
             self._seen = pl.concat([self._seen, new], how="vertical_relaxed")
-            update.findings = findings_for(self._seen)
+            update.findings = findings_for(self._seen, self.quota_source)
         return update
+
+    def _new_log_lines(self, logs: dict[str, str]) -> list[pl.DataFrame]:
+        frames = []
+        for name, text in logs.items():
+            lines = text.splitlines()
+            seen = self._log_lines.get(name, 0)
+            if len(lines) < seen:  # the container restarted: a new log
+                seen = 0
+            if len(lines) > seen:
+                frame = parse_lines(lines[seen:], name).frame
+                frames.append(frame.with_columns(pl.col("line") + seen))
+            self._log_lines[name] = len(lines)
+        return frames
+
+    def _new_events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        fresh = []
+        for event in events:
+            meta = event.get("metadata") or {}
+            key = (str(meta.get("uid") or meta.get("name")), str(meta.get("resourceVersion") or event.get("count")))
+            if key not in self._event_keys:
+                self._event_keys.add(key)
+                fresh.append(event)
+        return fresh
 
     def close(self) -> None:
         return None
 
 
-def _cluster_reader(kubeconfig: str | None, server: str | None = None) -> ClusterReader:
+def kube_reader(kubeconfig: str | None, context: str | None, namespace: str) -> ClusterReader:
     try:
-        from provisioner.kube import live as kube_live  # type: ignore[attr-defined]
+        from provisioner.kube.live import collect
     except ImportError as error:
-        raise SourceUnavailable(
-            "--live: reading a cluster needs provisioner.kube.live, which this build does not have"
-        ) from error
-    collect: Callable[..., Any] = kube_live.collect
+        raise SourceUnavailable("--live: reading a cluster needs provisioner.kube.live, which is not installed") from error
 
-    def read() -> Snapshot:
-        return _snapshot_from(collect(kubeconfig=kubeconfig, server=server))
+    def read() -> ClusterReading:
+        found = collect(kubeconfig, context, namespace)
+        return ClusterReading(found.pending_pods, found.nodeclaims, found.logs, found.events)
 
     return read
 
 
-def _snapshot_from(collected: Any) -> Snapshot:
-    if isinstance(collected, Snapshot):
-        return collected
-    raise FeedError(f"unexpected cluster reading {type(collected).__name__}")
-
-
-def _quota_reader(subscription: str, location: str, endpoint: str | None, ca: str | None) -> QuotaReader:
+def quota_reader(subscription: str, location: str, endpoint: str, ca: str) -> tuple[QuotaReader, QuotaSource]:
     try:
-        from provisioner import azure  # noqa: F401
-        from provisioner.azure import AzureCompute  # type: ignore[attr-defined]
-    except ImportError as error:
-        raise SourceUnavailable(
-            "--subscription: reading quota needs provisioner.azure.AzureCompute, which this build does not have"
-        ) from error
-    compute = AzureCompute(
-        {"subscription": subscription, "location": location, "endpoint": endpoint, "ca": ca}
-    )
+        wired = connect_live(
+            LiveOptions(subscription=subscription, location=location, azure_endpoint=endpoint, azure_ca=ca)
+        )
+    except Unavailable as error:
+        raise SourceUnavailable(str(error)) from error
+    source = wired.quota_source
+    if source is None:
+        raise SourceUnavailable("--subscription: no quota reader could be set up")
 
     def read() -> QuotaSnapshot:
-        snapshot: QuotaSnapshot = compute.read_quota()
-        return snapshot
+        return source.read(location)
 
-    return read
+    return read, source
 
 
-def open_live(args: argparse.Namespace) -> LiveSource:
-    if bool(args.subscription) != bool(args.location):
+def open_live(
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str,
+    subscription: str,
+    location: str,
+    azure_endpoint: str,
+    azure_ca: str,
+    interval: float,
+) -> LiveSource:
+    """The feed of ``karp-tui --live``: the cluster, and Azure quota when a subscription is given."""
+    if bool(subscription) != bool(location):
         raise SourceUnavailable("--live: give --subscription and --location together to read quota")
-    cluster = _cluster_reader(args.kubeconfig)
-    quota = (
-        _quota_reader(args.subscription, args.location, args.azure_endpoint, args.azure_ca)
-        if args.subscription
-        else None
+    cluster = kube_reader(kubeconfig, context, namespace)
+    quota, source = quota_reader(subscription, location, azure_endpoint, azure_ca) if subscription else (None, None)
+    where = f"kubeconfig {kubeconfig}" if kubeconfig else "current kube context"
+    where += f" ({context})" if context else ""
+    region = f", {location}" if location else ""
+    return LiveSource(
+        label=f"live: {where}{region}", interval=interval, cluster=cluster, quota=quota,
+        quota_source=source, region=location,
     )
-    context = f"kubeconfig {args.kubeconfig}" if args.kubeconfig else "current kube context"
-    region = f", {args.location}" if args.location else ""
-    return LiveSource(label=f"live: {context}{region}", interval=args.interval, cluster=cluster, quota=quota)
-
-
-def default_sim_endpoints() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
-    return Path(os.environ.get("KARP_SIM_ENDPOINTS", Path(base) / "karp-sim" / "endpoints.json"))
-
-
-def open_sim(path: str | None, interval: float) -> LiveSource:
-    """Attach to karp-sim: its endpoints file names the Kubernetes and ARM URLs and the log files."""
-    file = Path(path) if path else default_sim_endpoints()
-    try:
-        endpoints = json.loads(file.read_text())
-    except FileNotFoundError as error:
-        raise SourceUnavailable(f"--sim: {file}: no endpoints file; is karp-sim running?") from error
-    except ValueError as error:
-        raise SourceUnavailable(f"--sim: {file}: not JSON ({error})") from error
-    if not isinstance(endpoints, dict):
-        raise SourceUnavailable(f"--sim: {file}: expected a JSON object")
-    logs = [str(p) for p in endpoints.get("logs", []) if isinstance(p, str)]
-    tails = tuple(LogTail(p) for p in logs)
-    cluster = None
-    if endpoints.get("kubeconfig") or endpoints.get("kube"):
-        try:
-            cluster = _cluster_reader(endpoints.get("kubeconfig"), endpoints.get("kube"))
-        except SourceUnavailable:
-            if not tails:
-                raise
-    quota = None
-    if endpoints.get("arm") and endpoints.get("subscription"):
-        try:
-            quota = _quota_reader(
-                endpoints["subscription"], endpoints.get("location", ""), endpoints["arm"], endpoints.get("ca")
-            )
-        except SourceUnavailable:
-            if not tails:
-                raise
-    return LiveSource(label=f"sim: {file}", interval=interval, cluster=cluster, quota=quota, tails=tails)

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from diagnose import ingest
 from diagnose.findings import InputStats
 from tui.state import ClusterState
 
@@ -22,13 +23,7 @@ __all__ = ["Timeline", "load_frame"]
 
 def load_frame(paths: Sequence[str], events: Sequence[str] = ()) -> tuple[pl.DataFrame, InputStats | None]:
     """Read log files and event dumps into the normalised table (karp-diagnose's ingest)."""
-    try:
-        from diagnose.ingest import load
-    except ImportError:
-        from tui.sources import interim_ingest
-
-        return interim_ingest.load([*paths, *events]), None
-    ingested = load(list(paths), events=list(events))
+    ingested = ingest.load(list(paths), events=list(events))
     return ingested.frame, ingested.stats
 
 

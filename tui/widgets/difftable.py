@@ -2,17 +2,29 @@
 
 ``sync(rows)`` compares the new rows with the ones on screen: it adds the new keys,
 removes the vanished ones and calls ``update_cell`` only for cells whose text changed.
-Columns have fixed widths, so an update never re-measures the table.
+Columns have fixed widths, so an update never re-measures the table; cells are plain
+text (never markup). With ``sort_by``, rows stay ordered by those columns: the order is
+recomputed only when a row was added or a cell of those columns changed, and only up to
+``SORT_LIMIT`` rows (beyond that, new rows are appended in arrival order).
+
+Textual's ``remove_row`` re-indexes every row (O(n) each) and ``sort`` re-reads every
+cell, so removals are applied as one batch and the order is computed from our own plain
+rows: both touch the table's row index once per update. These two methods use
+DataTable internals (``_row_locations``, ``_data``, ``_update_count``) of Textual 8.2.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
+from textual.widgets._data_table import CellKey, RowKey, TwoWayDict
 
-__all__ = ["DiffTable"]
+__all__ = ["SORT_LIMIT", "DiffTable"]
+
+SORT_LIMIT = 5000  # above this many rows, new rows are appended (arrival order) instead of re-sorting
 
 
 def _cell(value: str) -> Text:
@@ -28,6 +40,8 @@ class DiffTable(DataTable[Text]):
         self._columns = list(columns)
         self._sort_by = tuple(sort_by)
         self._shown: dict[str, tuple[str, ...]] = {}
+        self._sort_keys: dict[str, tuple[str, ...]] = {}  # row key -> its sort columns, then the key
+        self._row_keys: dict[str, RowKey] = {}  # our key -> the table's RowKey object (hashing those is slow)
         self._column_keys: list[str] = []
 
     def on_mount(self) -> None:
@@ -42,19 +56,18 @@ class DiffTable(DataTable[Text]):
 
     def sync(self, rows: Mapping[str, tuple[str, ...]]) -> int:
         """Bring the table to ``rows``; returns how many cells, rows added and rows removed it touched."""
-        touched = 0
+        shown = self._shown
+        gone = [k for k in shown if k not in rows]
+        if gone:
+            self._remove_rows(gone)
+        touched = len(gone)
         reorder = False
         sort_by = self._sort_by
-        shown = self._shown
-        for key in [k for k in shown if k not in rows]:
-            self.remove_row(key)
-            del shown[key]
-            touched += 1
         columns = self._column_keys
         for key, row in rows.items():
             previous = shown.get(key)
             if previous is None:
-                self.add_row(*(_cell(c) for c in row), key=key)
+                self._row_keys[key] = self.add_row(*(_cell(c) for c in row), key=key)
                 touched += 1
                 reorder = True
             elif previous != row:
@@ -66,9 +79,40 @@ class DiffTable(DataTable[Text]):
             else:
                 continue
             shown[key] = row
-        if reorder and sort_by:
-            self.sort(*(columns[i] for i in sort_by), key=lambda *cells: tuple(str(c) for c in cells))
+            if sort_by:
+                self._sort_keys[key] = (*(row[i] for i in sort_by), key)
+        if reorder and sort_by and len(shown) <= SORT_LIMIT:
+            self._order()
         return touched
+
+    def _remove_rows(self, keys: Collection[str]) -> None:
+        """``remove_row`` for many rows at once: one pass over the row index instead of one per row."""
+        doomed = {self._row_keys.pop(k) for k in keys}
+        reverse: dict[int, RowKey] = self._row_locations._reverse
+        kept = [key for _, key in sorted(reverse.items()) if key not in doomed]
+        self._row_locations = TwoWayDict(dict(zip(kept, range(len(kept)), strict=True)))
+        for key in doomed:
+            for column_key in self._data.get(key, {}):
+                self._updated_cells.discard(CellKey(key, column_key))
+            self.rows.pop(key, None)
+            self._data.pop(key, None)
+            self._shown.pop(key.value or "", None)
+            self._sort_keys.pop(key.value or "", None)
+        self._require_update_dimensions = True
+        self.check_idle()
+        self._update_count += 1
+        row = min(self.cursor_coordinate.row, max(self.row_count - 1, 0))
+        self.cursor_coordinate = Coordinate(row, self.cursor_coordinate.column)
+        self.hover_coordinate = Coordinate(0, 0)
+        self.refresh(layout=True)
+
+    def _order(self) -> None:
+        """Order rows by the ``sort_by`` columns, reading our plain rows rather than the cells."""
+        ordered = sorted(self._sort_keys, key=self._sort_keys.__getitem__)
+        row_keys = self._row_keys
+        self._row_locations = TwoWayDict({row_keys[k]: index for index, k in enumerate(ordered)})
+        self._update_count += 1
+        self.refresh()
 
     def selected_key(self) -> str | None:
         if not self.row_count:

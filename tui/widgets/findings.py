@@ -18,14 +18,39 @@ _SEVERITY_STYLE = {BLOCKING: "bold red", WARNING: "yellow"}
 
 
 def render_finding(finding: Finding, lines: dict[tuple[str, int], LogRecord]) -> Text:
+    """Summary, numbers and fixes first (what to do), then the objects and the evidence lines."""
     text = Text()
-    text.append(f"{finding.severity.upper()} {finding.category}\n", style=_SEVERITY_STYLE.get(finding.severity, ""))
-    text.append(finding.summary + "\n", style="bold")
-    if finding.pod_count or finding.pods:
-        text.append(f"pods: {finding.pod_count or len(finding.pods)}")
-        if finding.pods:
-            text.append(f" ({', '.join(finding.pods[:5])}{', …' if len(finding.pods) > 5 else ''})", style="dim")
-        text.append("\n")
+    text.append(f"{finding.severity.upper()} {finding.category}", style=_SEVERITY_STYLE.get(finding.severity, ""))
+    if finding.resolved:
+        text.append("  resolved since", style="green")
+        text.append(f" {finding.resolved_at:%H:%M:%S}" if finding.resolved_at else "", style="green")
+    text.append("\n" + finding.summary + "\n", style="bold")
+    if (quota := finding.quota) is not None:
+        text.append(
+            f"quota {quota.name} ({quota.scope}): limit {quota.limit}, usage {quota.usage}, "
+            f"required {quota.required}, new limit {quota.new_limit} [{quota.source}]\n",
+            style="bold",
+        )
+        if quota.live is not None:
+            text.append(
+                f"now: limit {quota.live.limit}, usage {quota.live.usage} (read {quota.live.read_at:%H:%M:%S})\n"
+            )
+    if finding.fixes:
+        text.append("fixes:\n", style="bold green")
+        for fix in finding.fixes:
+            text.append(f" • [{fix.kind}] {fix.summary}\n", style="green")
+            if fix.command:
+                text.append("   " + fix.command.replace("\n", "\n   ") + "\n", style="cyan")
+    for option in finding.alternatives[:3]:
+        text.append(
+            f" fits today: {option.nodes} x {option.instance_type} ({option.vcpus} vCPUs) "
+            f"holds {option.pods} pods\n",
+            style="green",
+        )
+    pods = finding.pod_count or len(finding.pods)
+    if pods:
+        shown = ", ".join(finding.pods[:5]) + (", …" if len(finding.pods) > 5 else "")
+        text.append(f"pods: {pods}" + (f" ({shown})" if shown else "") + "\n")
     if finding.nodeclaims:
         text.append(f"nodeclaims: {', '.join(finding.nodeclaims)}\n")
     if finding.instance_types:
@@ -34,27 +59,18 @@ def render_finding(finding: Finding, lines: dict[tuple[str, int], LogRecord]) ->
             for t in finding.instance_types
         )
         text.append(f"instance types: {types}\n")
-    if (quota := finding.quota) is not None:
-        text.append(
-            f"quota {quota.name} ({quota.scope}): limit {quota.limit}, usage {quota.usage}, "
-            f"required {quota.required}, new limit {quota.new_limit} [{quota.source}]\n",
-            style="bold",
-        )
     for detail in finding.details:
         text.append(f"{detail}\n", style="dim")
-    if finding.fixes:
-        text.append("fixes:\n", style="bold green")
-        for fix in finding.fixes:
-            text.append(f" • [{fix.kind}] {fix.summary}\n", style="green")
-            if fix.command:
-                text.append("   " + fix.command.replace("\n", "\n   ") + "\n", style="cyan")
     if finding.evidence:
         text.append("evidence:\n", style="bold")
         for ref in finding.evidence:
             record = lines.get((ref.file, ref.line))
-            body = (record.message if record else "").replace("\n", " ")
-            text.append(f" {ref.file}:{ref.line} ", style="magenta")
-            text.append(body[:300] + "\n")
+            body = (ref.text or (record.message if record else "")).replace("\\n", " ").replace("\n", " ")
+            text.append(f" {ref.file}:{ref.line}", style="magenta")
+            text.append(f" {ref.role}" if ref.role else "", style="dim")
+            text.append(f" {body[:300]}\n")
+        if finding.evidence_total > len(finding.evidence):
+            text.append(f" … {finding.evidence_total - len(finding.evidence)} more lines\n", style="dim")
     return text
 
 

@@ -44,8 +44,9 @@ class PendingPane(Vertical):
         for index, group in enumerate(groups):
             if index:
                 text.append("\n")
+            text.append(f"{group.total} × ")
             text.append(f"{group.workload}", style="bold")
-            text.append(f": {group.total} pending, ")
+            text.append(" · ")
             text.append(group.cause, style="bold red" if group.cause not in ("waiting", "launching") else "yellow")
             if group.counted:
                 text.append(f" ({group.named} named + {group.counted} counted)", style="dim")

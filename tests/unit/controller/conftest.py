@@ -134,7 +134,7 @@ class FakeCluster:
         self.view_value = ClusterView((), (), (), (), (), ())
         self.claims: dict[str, Any] = {}
         self.deleted: list[str] = []
-        self.patches: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = []
+        self.patches: list[tuple[str, dict[str, str], list[str]]] = []
         self.events: list[tuple[str, str, str, str, str, str]] = []
 
     def view(self) -> Any:
@@ -155,8 +155,8 @@ class FakeCluster:
         self.claims.pop(name, None)
         self.deleted.append(name)
 
-    def patch_node(self, name: str, labels: dict[str, str], taints: list[dict[str, Any]]) -> None:
-        self.patches.append((name, labels, taints))
+    def patch_node(self, name: str, labels: dict[str, str], remove_taints: list[str]) -> None:
+        self.patches.append((name, labels, remove_taints))
 
     def event(self, kind: str, namespace: str, name: str, type_: str, reason: str, message: str) -> None:
         self.events.append((kind, namespace, name, type_, reason, message))

@@ -5,7 +5,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from provisioner.controller.launch import LaunchRequest, Launcher
+from provisioner.controller.launch import Launcher, LaunchRequest
 from provisioner.controller.quota_cache import QuotaCache
 from provisioner.controller.unavailable import UnavailableOfferings
 from provisioner.model.errors import classify

@@ -97,7 +97,7 @@ def test_ctrl_pass_creates_claim_launches_and_registers(cluster: Any, compute: A
     view = replace(cluster.view(), nodes=(NodeRecord(node, claim.provider_id, (
         {"key": "karpenter.sh/unregistered", "effect": "NoExecute"},)),))
     rig.lifecycle.tick(view)
-    assert cluster.patches and cluster.patches[0][2] == []
+    assert cluster.patches and cluster.patches[0][2] == ["karpenter.sh/unregistered"]
     assert cluster.patches[0][1]["karpenter.sh/nodepool"] == "general-purpose"
     claim = cluster.claims[name]
     assert claim.status_of("Registered") == "True" and claim.status_of("Ready") == "True"

@@ -14,7 +14,7 @@ def test_ctrl_conditions_transitions_and_ready(clock: Any) -> None:
     assert [t.type for t in made] == ["Launched"]
     assert made[0].event_message == (
         "Status condition transitioned, Type: Launched, Status: Unknown -> True, Reason: Launched")
-    again, none = set_condition(conds, "Launched", "True", "Launched", "", clock())
+    _again, none = set_condition(conds, "Launched", "True", "Launched", "", clock())
     assert none == []
     assert (condition(conds, "Ready") or {})["status"] == "Unknown"
 
@@ -48,9 +48,8 @@ def test_ctrl_registration_removes_unregistered_taint_and_syncs_labels(clock: An
     step = registration_step(conds, node, LABELS, (), clock())
     assert step.registered_now and not step.initialized_now
     assert step.patch is not None
-    assert step.patch.taints == [{"key": "team", "value": "a", "effect": "NoSchedule"}]
-    assert step.patch.labels["karpenter.sh/nodepool"] == "general-purpose"
-    assert step.patch.labels["kubernetes.io/os"] == "linux"
+    assert step.patch.remove_taints == ["karpenter.sh/unregistered"]
+    assert step.patch.labels == LABELS
     assert (condition(step.conditions, "Registered") or {})["status"] == "True"
     ready_node = NodeObservation(node.name, node.provider_id, ready=True, labels={**LABELS}, taints=[])
     step2 = registration_step(step.conditions, ready_node, LABELS, (), clock())

@@ -1,0 +1,145 @@
+"""karp-tui update cost with 10,000 pending pods: diff-and-update versus rebuilding the table.
+
+Drives the real app headless (``App.run_test``), loads a live-style snapshot of 10,000
+pending pods (and 200 NodeClaims), then applies snapshots where about 1% of the pods
+changed (reasons and nominations change, some pods leave, new ones arrive) and measures
+each update: folding the snapshot into the state and bringing every pane up to date
+(``DiffTable.sync``: ``update_cell`` on changed cells only). The baseline, in the same
+run, rebuilds the pending table from scratch (clear + add every row).
+
+Usage: .venv/bin/python bench/tui_bench.py [--pods 10000] [--updates 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import random
+import statistics
+import time
+from datetime import UTC, datetime, timedelta
+
+from tui.app import KarpTui
+from tui.state import ClaimState, PendingPod, Snapshot
+from tui.views import pending_rows
+from tui.widgets.difftable import DiffTable
+
+NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
+REASONS = ("0/3 nodes are available: 3 Insufficient cpu.", "0/3 nodes are available: 3 Insufficient memory.")
+
+
+class FixedClock:
+    def now(self) -> datetime:
+        return NOW
+
+
+def _pod(index: int, rng: random.Random) -> PendingPod:
+    workload = f"shop-{index % 50}"
+    return PendingPod(
+        key=f"team-{index % 7}/{workload}-7d9c8f6b5-{index:05d}",
+        workload=f"Deployment team-{index % 7}/{workload}",
+        first_seen=NOW - timedelta(seconds=rng.randrange(30, 3000)),
+        cpu_m=rng.choice((250, 500, 1000)),
+        memory=rng.choice((256, 512, 1024)) * 2**20,
+        scheduler_reason=rng.choice(REASONS),
+        provisioner_reason="found provisionable",
+        nodeclaim=f"general-purpose-{index % 200:05d}",
+    )
+
+
+def _claims() -> dict[str, ClaimState]:
+    claims = {}
+    for index in range(200):
+        claim = ClaimState(f"general-purpose-{index:05d}", nodepool="general-purpose",
+                           instance_type="Standard_D16ls_v5", vcpus=16, capacity_type="on-demand",
+                           zone=f"westus2-{index % 3 + 1}", created=NOW - timedelta(minutes=5))
+        if index % 4 == 0:
+            claim.category, claim.quota_name, claim.quota_required = "regional-vcpu-quota", "cores", 16
+            claim.last_error, claim.last_error_code = "exceeding approved Total Regional Cores quota", "OperationNotAllowed"
+        claims[claim.name] = claim
+    return claims
+
+
+def _changed(pods: dict[str, PendingPod], rng: random.Random, next_index: int, share: float) -> tuple[dict[str, PendingPod], int]:
+    """A new snapshot where ``share`` of the pods changed: half edited, a quarter gone, a quarter new."""
+    out = {k: copy.copy(p) for k, p in pods.items()}
+    count = max(int(len(pods) * share), 4)
+    keys = rng.sample(sorted(out), count)
+    for key in keys[: count // 2]:
+        pod = out[key]
+        pod.scheduler_reason = REASONS[1] if pod.scheduler_reason == REASONS[0] else REASONS[0]
+        pod.nodeclaim = f"general-purpose-{rng.randrange(200):05d}"
+    for key in keys[count // 2 : count * 3 // 4]:
+        del out[key]
+    for _ in range(count - count * 3 // 4):
+        pod = _pod(next_index, rng)
+        out[pod.key] = pod
+        next_index += 1
+    return out, next_index
+
+
+async def run(pod_count: int, updates: int, share: float) -> None:
+    rng = random.Random(7)
+    pods = {p.key: p for p in (_pod(i, rng) for i in range(pod_count))}
+    claims = _claims()
+    app = KarpTui(clock=FixedClock())
+    async with app.run_test(size=(160, 48)) as pilot:
+        start = time.perf_counter()
+        app.state.apply_snapshot(Snapshot(NOW, pods=dict(pods), claims=copy.deepcopy(claims)))
+        app.render_state()
+        first = time.perf_counter() - start
+        await pilot.pause()
+        table = app.query_one("#pending-table", DiffTable)
+        assert len(table.shown) == pod_count
+
+        timings, touched, painted = [], [], []
+        next_index = pod_count
+        for _ in range(updates):
+            pods, next_index = _changed(pods, rng, next_index, share)
+            snapshot = Snapshot(NOW, pods={k: copy.copy(p) for k, p in pods.items()}, claims=copy.deepcopy(claims))
+            start = time.perf_counter()
+            app.state.apply_snapshot(snapshot)
+            before = app.renders
+            app.render_state()
+            timings.append(time.perf_counter() - start)
+            assert app.renders == before + 1
+            touched.append(table.row_count)
+            start = time.perf_counter()
+            await pilot.pause()  # the screen repaints what changed
+            painted.append(time.perf_counter() - start)
+        assert len(table.shown) == len(pods)
+
+        rows = pending_rows(app.state, NOW)
+        rebuilds = []
+        for _ in range(3):
+            start = time.perf_counter()
+            table.clear()
+            table._shown.clear()
+            table.sync(rows)
+            rebuilds.append(time.perf_counter() - start)
+            await pilot.pause()
+
+    per_update = statistics.median(timings)
+    rebuild = statistics.median(rebuilds)
+    print(f"pods: {pod_count}, NodeClaims: {len(claims)}, updates: {updates}, changed per update: {share:.0%}")
+    print(f"first load (state + all panes, {pod_count} rows added): {first * 1000:.1f} ms")
+    print(f"update (diff + update_cell), median: {per_update * 1000:.1f} ms, "
+          f"p90: {sorted(timings)[int(len(timings) * 0.9) - 1] * 1000:.1f} ms, max: {max(timings) * 1000:.1f} ms")
+    print(f"repaint after an update, median: {statistics.median(painted) * 1000:.1f} ms")
+    print(f"baseline: rebuild the pending table, median: {rebuild * 1000:.1f} ms")
+    print(f"rebuild / update: {rebuild / per_update:.1f}x")
+    print(f"under 50 ms per update: {'yes' if per_update < 0.050 else 'NO'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pods", type=int, default=10_000)
+    parser.add_argument("--updates", type=int, default=20)
+    parser.add_argument("--share", type=float, default=0.01, help="fraction of pods changed per update")
+    args = parser.parse_args()
+    asyncio.run(run(args.pods, args.updates, args.share))
+
+
+if __name__ == "__main__":
+    main()

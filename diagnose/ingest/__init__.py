@@ -1,0 +1,256 @@
+"""Ingest: node-autoscaler logs and Kubernetes Events into one normalised table.
+
+``load(paths, events)`` reads files (plain or gzip), directories and stdin (``-``) and
+returns the table of ``diagnose.schema.SCHEMA`` with the input statistics.
+
+Log shapes read (all map onto the same columns): Karpenter alpha (2023-2024), v1, the
+knative fallback lines, zap console encoding, AWS-provider Karpenter, this project's
+own records (``event``, ``error.code``, ``quota`` taken as written), each optionally
+behind ``kubectl logs --prefix`` and/or ``--timestamps``; pretty-printed JSON records over
+several lines; almost-JSON lines (unescaped quotes inside a string), repaired and flagged.
+
+Accounting: every physical line of every log input is counted exactly once, as
+``parsed`` (a JSON record, or any line of a multi-line record), ``repaired``
+(almost-JSON read after repair), ``unparsed`` (kept with its text, file and line number)
+or ``blank`` (nothing but whitespace; no row in the table). So
+``lines == parsed + repaired + unparsed + blank``. Events are counted in ``events``,
+not in ``lines``. Invalid UTF-8 is replaced (U+FFFD) and still counted; a UTF-16 byte
+order mark switches the input to UTF-16.
+
+The table is sorted by time (rows without a time last), then input order, then line.
+The ``raw`` column is kept only for rows that need it: unparsed, repaired, recovered by
+the per-line path, and rows that carry an error or a warning.
+
+Large inputs are read in blocks of whole lines; JSON lines are decoded in polars
+without a Python loop per line (``json_lines``); only the rare other lines go through
+Python (``rare_lines``). Memory stays bounded by the block size plus the lean table.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import orjson
+import polars as pl
+
+from diagnose.findings import Evidence, InputStats
+from diagnose.ingest.columns import META_SCHEMA, derive
+from diagnose.ingest.json_lines import Block, decode_block, decode_records
+from diagnose.ingest.rare_lines import Recovered, recover
+from diagnose.ingest import sources
+from diagnose.ingest.sources import IngestError, Source, blocks, discover, line_blocks
+from diagnose.schema import REPAIRED, SCHEMA, UNPARSED
+
+__all__ = ["IngestError", "Ingested", "load", "parse_lines"]
+
+_WORKERS = 2
+
+
+@dataclass
+class Ingested:
+    frame: pl.DataFrame  # columns exactly diagnose.schema.SCHEMA
+    stats: InputStats
+
+
+@dataclass
+class _Tally:
+    lines: int = 0
+    parsed: int = 0
+    repaired: int = 0
+    unparsed: int = 0
+    blank: int = 0
+    events: int = 0
+    files: list[str] = field(default_factory=list)
+    unparsed_refs: list[Evidence] = field(default_factory=list)
+    repaired_refs: list[Evidence] = field(default_factory=list)
+    timed: list[pl.DataFrame] = field(default_factory=list)  # rows with a time, in order per block
+    untimed: list[pl.DataFrame] = field(default_factory=list)  # rows without, in line order
+
+    def stats(self) -> InputStats:
+        return InputStats(
+            lines=self.lines,
+            parsed=self.parsed,
+            repaired=self.repaired,
+            unparsed=self.unparsed,
+            files=self.files,
+            events=self.events,
+            unparsed_refs=self.unparsed_refs,
+            repaired_refs=self.repaired_refs,
+            blank=self.blank,
+        )
+
+
+def _unparsed_frame(rows: list[tuple[int, str]], file: str) -> pl.DataFrame:
+    given = {
+        "file": pl.lit(file, pl.Utf8),
+        "source": pl.lit("log", pl.Utf8),
+        "parse_status": pl.lit(UNPARSED, pl.Utf8),
+        "shape": pl.lit("text", pl.Utf8),
+    }
+    base = pl.DataFrame(
+        {"line": [line for line, _ in rows], "raw": [text for _, text in rows]},
+        schema={"line": pl.Int64, "raw": pl.Utf8},
+    )
+    return base.select(
+        pl.col(k) if k in ("line", "raw") else given.get(k, pl.lit(None, v)).alias(k) for k, v in SCHEMA.items()
+    )
+
+
+def _recovered_frame(records: list[Recovered], file: str) -> pl.DataFrame:
+    decoded = decode_records([orjson.dumps(r.record, default=str).decode("utf-8") for r in records])
+    meta = pl.DataFrame(
+        {
+            "line": [r.line for r in records],
+            "raw": [r.raw for r in records],
+            "keep_raw": [True] * len(records),
+            "prefix_time": [r.prefix_time for r in records],
+            "status": [r.status for r in records],
+            "shape": [r.shape for r in records],
+        },
+        schema=META_SCHEMA,
+    )
+    return derive(decoded, meta, file)
+
+
+def _trailing_run(rare: list[tuple[int, str]], last_line: int) -> int:
+    """Index where the run of rare lines that ends the block starts (a record may continue)."""
+    k = len(rare)
+    expected = last_line
+    while k > 0 and rare[k - 1][0] == expected:
+        k -= 1
+        expected -= 1
+    return k
+
+
+def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, rare: list[tuple[int, str]]) -> None:
+    """Recover the rare lines, then file the block's rows: timed rows in order, untimed apart."""
+    parts = [frame] if frame is not None and frame.height else []
+    if rare:
+        records, unparsed = recover(rare)
+        if records:
+            parts.append(_recovered_frame(records, name))
+        for r in records:
+            if r.status == REPAIRED:
+                tally.repaired += r.span
+                tally.repaired_refs.append(Evidence(name, r.line))
+            else:
+                tally.parsed += r.span
+        if unparsed:
+            tally.unparsed += len(unparsed)
+            tally.unparsed_refs.extend(Evidence(name, line) for line, _ in unparsed)
+            tally.untimed.append(_unparsed_frame(unparsed, name).with_columns(pl.lit(index, pl.Int32).alias("_input")))
+    if not parts:
+        return
+    joined = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
+    ordered = len(parts) == 1 and joined.select(
+        pl.col("time").is_not_null().all() & (pl.col("time").diff().fill_null(pl.duration()) >= pl.duration()).all()
+    ).item()
+    if not ordered:
+        joined = joined.sort(["time", "line"], nulls_last=True)
+    timed = joined.height - joined["time"].null_count()
+    joined = joined.with_columns(pl.lit(index, pl.Int32).alias("_input"))
+    tally.timed.append(joined.slice(0, timed))
+    if timed < joined.height:
+        tally.untimed.append(joined.slice(timed))
+
+
+def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after_block: Callable[[], None]) -> None:
+    """Decode blocks two at a time (polars releases the GIL), settle them in order."""
+    first_line = 1
+    carried: list[tuple[int, str]] = []
+    pending: deque[Future[Block]] = deque()
+
+    def settle_one() -> None:
+        nonlocal carried
+        block = pending.popleft().result()
+        tally.parsed += block.parsed
+        tally.blank += block.blank
+        rare = carried + block.rare
+        cut = _trailing_run(rare, block.first_line + block.lines - 1)
+        rare, carried = rare[:cut], rare[cut:]
+        _settle(tally, name, index, block.frame, rare)
+        after_block()
+
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        for data in line_blocks(pieces, sources.BLOCK_BYTES):
+            lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+            pending.append(pool.submit(decode_block, data, first_line, name))
+            first_line += lines
+            tally.lines += lines
+            if len(pending) >= _WORKERS:
+                settle_one()
+        while pending:
+            settle_one()
+    _settle(tally, name, index, None, carried)
+
+
+def _finish(tally: _Tally) -> Ingested:
+    frames = [f for f in tally.timed + tally.untimed if f.height]
+    if not frames:
+        return Ingested(pl.DataFrame(schema=SCHEMA), tally.stats())
+    frame = pl.concat(frames, how="vertical", rechunk=False)
+    tally.timed.clear()
+    tally.untimed.clear()
+    order = frame.select(pl.arg_sort_by(["time", "_input", "line"], nulls_last=True).alias("o"))["o"]
+    if not order.equals(pl.int_range(0, frame.height, dtype=order.dtype, eager=True)):
+        frame = frame[order]  # inputs overlap in time: one reordering copy
+    return Ingested(frame.select(list(SCHEMA)), tally.stats())
+
+
+def load(
+    paths: Sequence[str],
+    events: Sequence[str] = (),
+    *,
+    stdin: BinaryIO | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Ingested:
+    """Read logs (files, .gz, directories, "-" for stdin) and Kubernetes Event dumps into one table.
+
+    ``progress(done, total)`` is called after each block with input bytes read so far and
+    the total size of the file inputs (stdin adds to ``done`` only). Raises IngestError."""
+    from diagnose.events import read_events  # events reuse ingest's error reading
+
+    sources: list[Source] = discover(paths)
+    total = sum(s.size for s in sources) + sum(_size(p) for p in events)
+    tally = _Tally(files=[s.name for s in sources])
+    done = [0]
+
+    def counted(n: int) -> None:
+        done[0] += n
+
+    def after_block() -> None:
+        if progress is not None:
+            progress(done[0], total)
+
+    for index, source in enumerate(sources):
+        _ingest(blocks(source, stdin, counted), source.name, index, tally, after_block)
+    for k, path in enumerate(events):
+        frame = read_events(path)
+        tally.files.append(path)
+        tally.events += frame.height
+        if frame.height:
+            _settle(tally, path, len(sources) + k, frame, [])
+        done[0] += _size(path)
+        after_block()
+    return _finish(tally)
+
+
+def _size(path: str) -> int:
+    from pathlib import Path
+
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
+def parse_lines(lines: Iterable[str], file: str = "-") -> Ingested:
+    """Ingest lines already in memory (tests, a live tail). Each item is one physical line."""
+    text = "".join(line.removesuffix("\n").removesuffix("\r") + "\n" for line in lines)
+    tally = _Tally(files=[file])
+    _ingest(iter([text.encode("utf-8", errors="replace")]), file, 0, tally, lambda: None)
+    return _finish(tally)

@@ -1,0 +1,172 @@
+"""Where log bytes come from: files, gzip files, directories and stdin, as blocks of whole lines.
+
+- A directory is searched recursively for ``*.log``, ``*.txt``, ``*.json``, ``*.jsonl``
+  and ``*.gz``, in sorted path order; a directory with none of them is an error.
+- gzip is recognised by its magic bytes (``1f 8b``) whatever the name; concatenated
+  members are read in turn.
+- Text encoding: UTF-8 (a UTF-8 byte-order mark is dropped). A UTF-16 byte-order mark
+  (``FF FE`` or ``FE FF``) switches the input to UTF-16. Anything else that is not valid
+  UTF-8 (latin-1, binary garbage) is decoded with U+FFFD replacement characters, so such
+  lines are still counted and shown.
+- Blocks end on a line boundary (except at the end of the input) and are about
+  ``BLOCK_BYTES`` long, which bounds memory whatever the input size.
+"""
+
+from __future__ import annotations
+
+import codecs
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from provisioner.model.errors import InputError
+
+__all__ = ["BLOCK_BYTES", "LOG_SUFFIXES", "IngestError", "Source", "blocks", "discover", "line_blocks"]
+
+BLOCK_BYTES = 32 << 20
+READ_BYTES = 8 << 20
+LOG_SUFFIXES = (".log", ".txt", ".json", ".jsonl", ".gz")
+
+
+class IngestError(InputError):
+    """An input that cannot be read; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    name: str  # shown in evidence (file:line); "-" for stdin
+    path: Path | None  # None for stdin
+    size: int  # bytes on disk (0 for stdin)
+
+
+def discover(paths: Sequence[str]) -> list[Source]:
+    """Expand the inputs into readable sources, in order; raises IngestError naming a bad one."""
+    sources: list[Source] = []
+    for given in paths:
+        if given == "-":
+            sources.append(Source("-", None, 0))
+            continue
+        path = Path(given)
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(LOG_SUFFIXES)
+            )
+            if not found:
+                raise IngestError(f"{given}: directory has no log files (*.log, *.txt, *.json, *.jsonl, *.gz)")
+            sources.extend(Source(str(p), p, p.stat().st_size) for p in found)
+        elif path.exists():
+            try:
+                with path.open("rb"):
+                    pass
+            except OSError as e:
+                raise IngestError(f"{given}: cannot read: {e.strerror or e}") from e
+            sources.append(Source(given, path, path.stat().st_size))
+        else:
+            raise IngestError(f"{given}: no such file or directory")
+    return sources
+
+
+def _raw_reads(stream: BinaryIO, name: str, counted: Callable[[int], None]) -> Iterator[bytes]:
+    while True:
+        try:
+            data = stream.read(min(READ_BYTES, BLOCK_BYTES))
+        except OSError as e:
+            raise IngestError(f"{name}: cannot read: {e.strerror or e}") from e
+        if not data:
+            return
+        counted(len(data))
+        yield data
+
+
+def _gunzip(reads: Iterator[bytes], name: str) -> Iterator[bytes]:
+    decompressor = zlib.decompressobj(wbits=31)
+    for data in reads:
+        while data:
+            try:
+                out = decompressor.decompress(data)
+            except zlib.error as e:
+                raise IngestError(f"{name}: not a valid gzip file: {e}") from e
+            if out:
+                yield out
+            if decompressor.eof:
+                data = decompressor.unused_data
+                decompressor = zlib.decompressobj(wbits=31)
+            else:
+                data = b""
+    tail = decompressor.flush()
+    if tail:
+        yield tail
+
+
+def _decoded(reads: Iterator[bytes]) -> Iterator[bytes]:
+    """UTF-8 bytes out; a UTF-16 BOM switches to UTF-16, a UTF-8 BOM is dropped."""
+    first = next(reads, b"")
+    while len(first) < 4:
+        more = next(reads, None)
+        if more is None:
+            break
+        first += more
+    if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        yield decoder.decode(first).encode("utf-8")
+        for data in reads:
+            yield decoder.decode(data).encode("utf-8")
+        yield decoder.decode(b"", final=True).encode("utf-8")
+        return
+    yield first.removeprefix(codecs.BOM_UTF8)
+    yield from reads
+
+
+def blocks(source: Source, stdin: BinaryIO | None, counted: Callable[[int], None]) -> Iterator[bytes]:
+    """The source's content as UTF-8-ish bytes (unvalidated), in arbitrary pieces."""
+    if source.path is None:
+        if stdin is None:
+            import sys
+
+            stdin = sys.stdin.buffer
+        yield from _maybe_gzip(_raw_reads(stdin, "stdin", counted), "stdin")
+        return
+    try:
+        stream = source.path.open("rb")
+    except OSError as e:
+        raise IngestError(f"{source.name}: cannot read: {e.strerror or e}") from e
+    with stream:
+        yield from _maybe_gzip(_raw_reads(stream, source.name, counted), source.name)
+
+
+def _maybe_gzip(reads: Iterator[bytes], name: str) -> Iterator[bytes]:
+    first = next(reads, b"")
+    rest = _chain(first, reads)
+    if first[:2] == b"\x1f\x8b":
+        yield from _decoded(_gunzip(rest, name))
+    else:
+        yield from _decoded(rest)
+
+
+def _chain(first: bytes, reads: Iterator[bytes]) -> Iterator[bytes]:
+    if first:
+        yield first
+    yield from reads
+
+
+def line_blocks(pieces: Iterator[bytes], size: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Regroup pieces into blocks of about ``size`` bytes that end at a newline."""
+    pending: list[bytes] = []
+    pending_len = 0
+    for piece in pieces:
+        pending.append(piece)
+        pending_len += len(piece)
+        if pending_len < size:
+            continue
+        data = b"".join(pending)
+        cut = data.rfind(b"\n")
+        if cut < 0:  # one very long line: keep accumulating
+            pending = [data]
+            continue
+        yield data[: cut + 1]
+        rest = data[cut + 1 :]
+        pending, pending_len = ([rest], len(rest)) if rest else ([], 0)
+    if pending_len:
+        yield b"".join(pending)

@@ -1,0 +1,85 @@
+"""The vectorised path and the per-line path read the same record into the same row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from diagnose.ingest import load, parse_lines
+from diagnose.ingest import sources as ingest_sources
+
+LOGS = Path(__file__).resolve().parents[3] / "fixtures" / "logs"
+POOL = [
+    line
+    for name in (
+        "seed-karpenter-2023-11-24.log",
+        "karpenter-v1-azure-2024-08-04.log",
+        "karpenter-v07-fallback-2024-11-08.log",
+        "karpenter-aws-v1-2024-09-12.log",
+        "karp-provisioner-2026-11-29.log",
+    )
+    for line in (LOGS / name).read_text(encoding="utf-8").splitlines()[:9]
+    if line.startswith("{")
+]
+CONTENT = [
+    "source", "time", "level", "component", "message", "event", "pods", "pod_count", "nodepool", "nodeclaim",
+    "node", "instance_type", "instance_types_count", "zone", "capacity_type", "error_code", "error_message",
+    "category", "quota_scope", "quota_name", "quota_limit", "quota_usage", "quota_required", "quota_new_limit",
+    "region", "requests_cpu_m", "requests_memory", "requests_pods",
+]
+
+
+def variant(line: str, how: str) -> list[str]:
+    if how == "plain":
+        return [line]
+    if how == "prefixed":  # vectorised, behind kubectl prefixes
+        return [f"[pod/karpenter-6f7d9c8b5-x2k4q/controller] 2024-08-04T21:21:30.102000000Z {line}"]
+    if how == "trailing-blank":  # per-line path: not a bare object
+        return [line + "   "]
+    return json.dumps(json.loads(line), indent=2, ensure_ascii=False).splitlines()  # per-line, multi-line
+
+
+def content(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [tuple(r[c] for c in CONTENT) for r in rows]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(range(len(POOL))), st.sampled_from(
+    ["plain", "prefixed", "trailing-blank", "pretty"])), min_size=1, max_size=12))
+def test_same_rows_whatever_the_path(picks: list[tuple[int, str]]) -> None:
+    lines: list[str] = []
+    firsts: list[int] = []
+    for k, how in picks:
+        firsts.append(len(lines) + 1)
+        lines += variant(POOL[k], how)
+    mixed = parse_lines(lines)
+    plain = parse_lines([POOL[k] for k, _ in picks])
+    assert mixed.stats.lines == len(lines) and mixed.stats.unparsed == 0
+    by_first = {r["line"]: r for r in mixed.frame.to_dicts()}
+    plain_rows = sorted(plain.frame.to_dicts(), key=lambda r: r["line"])
+    assert content([by_first[f] for f in firsts]) == content(plain_rows)
+
+
+def test_records_across_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny blocks: pretty-printed records split over blocks, and line numbers stay exact."""
+    monkeypatch.setattr(ingest_sources, "BLOCK_BYTES", 700)
+    lines: list[str] = []
+    for k, line in enumerate(POOL * 3):
+        lines += variant(line, ["plain", "pretty", "prefixed", "trailing-blank"][k % 4])
+    lines += ["not json at all", ""]
+    path = tmp_path / "mixed.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    small = load([str(path)])
+    monkeypatch.setattr(ingest_sources, "BLOCK_BYTES", 32 << 20)
+    whole = load([str(path)])
+    assert small.stats.lines == whole.stats.lines == len(lines)
+    assert (small.stats.parsed, small.stats.repaired, small.stats.unparsed, small.stats.blank) == (
+        whole.stats.parsed, whole.stats.repaired, whole.stats.unparsed, whole.stats.blank,
+    )
+    assert small.frame.drop("raw").equals(whole.frame.drop("raw"))
+    assert small.frame.height == len(POOL) * 3 + 1
