@@ -1,69 +1,217 @@
-"""How fast karp-diagnose explains a big log once it is ingested, against ingest itself.
+"""karp-diagnose on a big log: throughput and peak memory, against baselines measured in the same run.
 
-Generates a mixed-shape log with ``bench/loggen.py`` (seeded), then times, in the same run:
-ingest (the baseline), correlation, rules, redaction and the three renderings. Prints one
-line per step and the analysis cost as a ratio of the ingest time.
+Generates (or reuses, in ``bench/data/``) a seeded mixed-shape log with ``bench/loggen.py``
+(default 1 GiB, about 0.1 % malformed lines, a few incidents), then measures, each in its
+own subprocess so that every peak RSS is its own:
+
+- ``baseline``: a bare polars line decode of the same file: read lines in blocks,
+  validity mask (``str.json_path_match("$")``), ``str.json_decode`` of the valid ones
+  against a fixed struct (the same superset of keys ingest uses);
+- ``ingest``: ``diagnose.ingest.load`` alone;
+- ``diagnose``: the full diagnosis, ``diagnose.api.diagnose`` (ingest, correlation, rules),
+  then rendering the report as text, with the time of each step;
+- ``jq``: ``jq -cR 'fromjson? | select(.level=="ERROR")'`` (the everyday alternative; the
+  ``-R``/``fromjson?`` form is needed, plain ``jq`` stops at the first bad line), on a
+  prefix of the file and scaled when the file is big.
+
+Prints MB/s, the ratio of the full diagnosis to the baseline, peak RSS, and the load on
+the machine before and after.
 
 Usage::
 
-    python bench/diagnose_bench.py --size-mb 50
+    python bench/diagnose_bench.py                  # 1 GiB
+    python bench/diagnose_bench.py --size-mb 100    # a quick run
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
+import os
+import platform
+import resource
+import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import loggen  # noqa: E402
-
-from diagnose.correlate import correlate  # noqa: E402
-from diagnose.ingest import load  # noqa: E402
-from diagnose.redact import redact_report  # noqa: E402
-from diagnose.render import render  # noqa: E402
-from diagnose.rules import evaluate  # noqa: E402
-from diagnose.api import analyse  # noqa: E402
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+DATA = HERE / "data"
 
 
-def _timed(label: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def child_baseline(path: str) -> dict[str, Any]:
+    import polars as pl
+
+    from diagnose.ingest.json_lines import _read_lines
+    from diagnose.ingest.sources import BLOCK_BYTES, Source, blocks, line_blocks
+    from diagnose.ingest.vocabulary import DECODE_SCHEMA
+
+    struct = pl.Struct(DECODE_SCHEMA)
     start = time.perf_counter()
-    result = fn(*args, **kwargs)
-    elapsed = time.perf_counter() - start
-    return result, elapsed
+    rows = 0
+    for data in line_blocks(blocks(Source(path, Path(path), 0), None, lambda n: None), BLOCK_BYTES):
+        lines, _ = _read_lines(data)
+        decoded = (
+            pl.LazyFrame({"text": lines})
+            .with_row_index("line")
+            .filter(pl.col("text").str.starts_with("{") & pl.col("text").str.json_path_match("$").is_not_null())
+            .select("line", pl.col("text").str.json_decode(struct).alias("record"))
+            .collect(engine="streaming")
+        )
+        rows += decoded.height
+    return {"seconds": time.perf_counter() - start, "cpu": _cpu(), "rows": rows, "peak_mb": _peak_mb()}
+
+
+def child_ingest(path: str) -> dict[str, Any]:
+    from diagnose.ingest import load
+
+    start = time.perf_counter()
+    result = load([path])
+    seconds = time.perf_counter() - start
+    s = result.stats
+    return {
+        "seconds": seconds,
+        "rows": result.frame.height,
+        "lines": s.lines,
+        "parsed": s.parsed,
+        "repaired": s.repaired,
+        "unparsed": s.unparsed,
+        "blank": s.blank,
+        "frame_mb": result.frame.estimated_size() / 2**20,
+        "cpu": _cpu(),
+        "peak_mb": _peak_mb(),
+    }
+
+
+def child_diagnose(path: str) -> dict[str, Any]:
+    from diagnose.api import analyse
+    from diagnose.ingest import load
+    from diagnose.render import render
+
+    start = time.perf_counter()
+    ingested = load([path])
+    t_ingest = time.perf_counter() - start
+    report = analyse(ingested.frame, ingested.stats)
+    t_analyse = time.perf_counter() - start - t_ingest
+    render(report, "text", io.StringIO())
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "ingest_seconds": t_ingest,
+        "analyse_seconds": t_analyse,
+        "render_seconds": seconds - t_ingest - t_analyse,
+        "findings": len(report.findings),
+        "categories": sorted({f.category for f in report.findings}),
+        "cpu": _cpu(),
+        "peak_mb": _peak_mb(),
+    }
+
+
+CHILDREN = {"baseline": child_baseline, "ingest": child_ingest, "diagnose": child_diagnose}
+
+
+def _run_child(kind: str, path: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, "--path", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _jq(path: Path, limit_bytes: int) -> dict[str, Any]:
+    size = path.stat().st_size
+    measured = min(size, limit_bytes)
+    program = 'fromjson? | select(.level=="ERROR")'
+    with path.open("rb") as source:
+        data = source.read(measured)
+    start = time.perf_counter()
+    done = subprocess.run(["/usr/bin/jq", "-cR", program], input=data, capture_output=True, check=False)
+    seconds = time.perf_counter() - start
+    errors = done.stdout.count(b"\n")
+    return {
+        "measured_mb": measured / 2**20,
+        "seconds": seconds,
+        "scaled_seconds": seconds * size / measured,
+        "error_lines": errors,
+        "returncode": done.returncode,
+    }
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def _machine() -> str:
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines()
+        model = next((line.split(":", 1)[1].strip() for line in lscpu if line.startswith("Model name")), "?")
+    except OSError:
+        model = "?"
+    return f"nproc {os.cpu_count()}, {model}, Python {platform.python_version()}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size-mb", type=float, default=50.0)
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--size-mb", type=float, default=1024.0, help="log size in MiB (default 1024)")
+    parser.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
+    parser.add_argument("--jq-limit-mb", type=float, default=100.0, help="run jq on at most this prefix, then scale")
+    parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "karpenter.log"
-        loggen.generate(path, int(args.size_mb * 2**20), seed=args.seed)
-        size = path.stat().st_size
-        ingested, t_ingest = _timed("ingest", load, [str(path)])
-    frame, stats = ingested.frame, ingested.stats
-    correlation, t_correlate = _timed("correlate", correlate, frame)
-    findings, t_rules = _timed("rules", evaluate, correlation)
-    report, t_analyse = _timed("analyse", analyse, frame, stats)
-    _, t_redact = _timed("redact", redact_report, report)
-    t_render = {}
-    for fmt in ("text", "json", "markdown"):
-        _, t_render[fmt] = _timed(fmt, render, report, fmt, io.StringIO())
-    print(f"input: {size / 2**20:.1f} MiB, {stats.lines:,} lines, {frame.height:,} rows, "
-          f"{len(correlation.occurrences):,} error occurrences -> {len(findings)} findings")
-    print(f"ingest (baseline)       {t_ingest:7.2f} s  {size / 2**20 / t_ingest:6.1f} MiB/s")
-    print(f"correlate               {t_correlate:7.2f} s  {frame.height / t_correlate:9,.0f} rows/s")
-    print(f"rules                   {t_rules:7.3f} s")
-    print(f"analyse (all of it)     {t_analyse:7.2f} s  {t_analyse / t_ingest:5.2f}x the ingest time")
-    print(f"redact report           {t_redact:7.3f} s")
-    for fmt, seconds in t_render.items():
-        print(f"render {fmt:<16} {seconds:7.3f} s")
+    if args.child:
+        print(json.dumps(CHILDREN[args.child](args.path)))
+        return 0
+
+    import loggen
+
+    path = DATA / f"karpenter-{args.size_mb:g}mb-seed{args.seed}.log"
+    if not path.exists():
+        started = time.perf_counter()
+        lines = loggen.generate(path, int(args.size_mb * 2**20), seed=args.seed)
+        print(f"generated {path} ({lines:,} lines) in {time.perf_counter() - started:.1f} s")
+    mb = path.stat().st_size / 2**20
+    print(f"machine: {_machine()}; load average before: {_load()}")
+    print(f"input: {path.name}, {mb:,.1f} MiB")
+    baseline = _run_child("baseline", path)
+    ingest = _run_child("ingest", path)
+    full = _run_child("diagnose", path)
+    jq = _jq(path, int(args.jq_limit_mb * 2**20))
+    print(f"lines {ingest['lines']:,}: parsed {ingest['parsed']:,}, repaired {ingest['repaired']:,}, "
+          f"unparsed {ingest['unparsed']:,}, blank {ingest['blank']:,}; table {ingest['rows']:,} rows")
+    print(f"{'step':<34}{'seconds':>9}{'MiB/s':>9}{'CPU s':>9}{'peak RSS MiB':>14}")
+    for label, run in (
+        ("baseline: polars line decode", baseline),
+        ("ingest (load)", ingest),
+        ("full diagnosis (load+rules+text)", full),
+    ):
+        print(f"{label:<34}{run['seconds']:9.2f}{mb / run['seconds']:9.1f}{run['cpu']:9.2f}{run['peak_mb']:14.0f}")
+    print(f"{'  of which ingest / analyse / render':<34} {full['ingest_seconds']:.2f} / "
+          f"{full['analyse_seconds']:.2f} / {full['render_seconds']:.2f} s; findings {full['findings']}: "
+          f"{', '.join(full['categories'])}")
+    print(f"{'jq ERROR filter':<34}{jq['scaled_seconds']:9.2f}{mb / jq['scaled_seconds']:9.1f}{'-':>14}"
+          f"   (measured on {jq['measured_mb']:.0f} MiB in {jq['seconds']:.2f} s, scaled; "
+          f"{jq['error_lines']:,} ERROR lines in that part)")
+    ratio = baseline["seconds"] / full["seconds"]
+    print(f"full diagnosis throughput / baseline throughput: {ratio:.2f} wall-clock, "
+          f"{baseline['cpu'] / full['cpu']:.2f} by CPU time; ingest alone: "
+          f"{baseline['seconds'] / ingest['seconds']:.2f} wall-clock, {baseline['cpu'] / ingest['cpu']:.2f} by CPU time")
+    print(f"load average after: {_load()}")
     return 0
 
 

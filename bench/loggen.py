@@ -184,6 +184,14 @@ class Writer:
             out.append(self.alpha("ERROR", "nodeclaim.lifecycle", msg, f',"nodeclaim":"{claim}","nodepool":"general-purpose"'))
         return out
 
+    def almost_json(self) -> list[str]:
+        """An error line whose inner quotes lost their escaping (as pasted from a web page)."""
+        claim = f"general-purpose-{_name(self.rng)}"
+        body = _wrapped_409(f"aks-{claim}", "OperationNotAllowed", REGIONAL).replace("\n", "\\n")
+        return [f'{{"level":"ERROR","time":"{self.tick()}","logger":"controller.nodeclaim.lifecycle",'
+                f'"message":"Creating virtual machine "aks-{claim}" failed: {body}","commit":"389dc12-dirty",'
+                f'"nodeclaim":"{claim}","nodepool":"general-purpose"}}']
+
     def karp(self) -> list[str]:
         claim = f"general-purpose-{_name(self.rng)}"
         quota = ('"quota":{"scope":"regional","name":"cores","region":"westus2","limit":20,"usage":14,'
@@ -242,6 +250,7 @@ def generate(out: Path, size_bytes: int, seed: int = 7) -> int:
                     kind = r.choice(["quota", "quota", "capacity", "alloc"])
                     for _ in range(300):
                         batch += w.v1_provision(kind)
+                    batch += w.almost_json()
                     next_incident += incident_every
                     break
                 if shape < 0.7:
@@ -255,7 +264,7 @@ def generate(out: Path, size_bytes: int, seed: int = 7) -> int:
                     batch += w.console()
                 else:
                     batch += w.karp()
-                if r.random() < 0.00025:
+                if r.random() < 0.0022:
                     batch += w.malformed()
                 if r.random() < 0.00002:
                     batch += w.pretty()

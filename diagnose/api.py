@@ -139,7 +139,8 @@ def _notes(findings: list[Finding], quota_source: QuotaSource | None) -> list[st
     notes: list[str] = []
     logged = sorted({f.quota.read_at for f in findings if f.quota is not None and f.quota.read_at is not None})
     if logged:
-        when = fmt_time(logged[-1]) if len(logged) == 1 else f"{fmt_time(logged[0])} to {fmt_time(logged[-1])}"
+        first, last = fmt_time(logged[0]), fmt_time(logged[-1])
+        when = first if first == last else f"{first} to {last}"
         notes.append(f"Quota figures are the log's own error text, as logged at {when}.")
     if quota_source is not None:
         live = [f.quota.live for f in findings if f.quota is not None and f.quota.live is not None]

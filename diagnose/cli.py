@@ -107,10 +107,18 @@ class _Progress:
     """A progress bar on stderr for big inputs, only when stderr is a terminal."""
 
     def __init__(self) -> None:
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
         self._progress = Progress(
-            TextColumn("reading"), BarColumn(), DownloadColumn(), transient=True, console=None, redirect_stdout=False
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            transient=True,
+            console=Console(stderr=True),
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
         self._task: TaskID | None = None
 
@@ -120,7 +128,8 @@ class _Progress:
         if self._task is None:
             self._progress.start()
             self._task = self._progress.add_task("reading", total=total or None)
-        self._progress.update(self._task, completed=done, total=total or None)
+        phase = "analysing" if total and done >= total else "reading"
+        self._progress.update(self._task, completed=done, total=total or None, description=phase)
 
     def close(self) -> None:
         if self._task is not None:

@@ -156,6 +156,7 @@ class Finding:
     per_pod: PodRequests | None = None
     alternatives: list[Alternative] = field(default_factory=list)
     evidence_total: int = 0  # evidence lines before the list was cut
+    resources: list[str] = field(default_factory=list)  # cloud resources named by the errors (type/name in group)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ PANES = (("pending", "1 Pending"), ("claims", "2 NodeClaims"), ("quota", "3 Quot
 WIDE = (140, 40)
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0)
 RETRY_MAX = 30.0
+AGE_REFRESH = 10.0  # seconds between full passes that refresh the pods' ages when live
 
 
 class KarpTui(App[None]):
@@ -90,6 +91,7 @@ class KarpTui(App[None]):
         self.speed = 1.0
         self.active = "pending"
         self.renders = 0
+        self._ages_at: datetime | None = None  # "now" of the last full pass over the pending pods
         self._state_lock = threading.Lock()
         self._retry_now = threading.Event()
         # How playing waits for the next record; tests replace it to step time by hand.
@@ -162,9 +164,20 @@ class KarpTui(App[None]):
         return self.state.time
 
     def render_state(self) -> None:
-        """Bring every pane to ``self.state`` (main thread; callers hold the state lock)."""
+        """Bring every pane to ``self.state`` (main thread; callers hold the state lock).
+
+        Pending pods are updated by difference: only the pods that changed, unless something
+        that many rows depend on changed, or ages are due for a refresh (every AGE_REFRESH)."""
         now = self.now()
-        self.query_one(PendingPane).show(self.state, now)
+        everything, changed = self.state.take_changes()
+        ages_due = now is not None and (
+            self._ages_at is None or abs((now - self._ages_at).total_seconds()) >= AGE_REFRESH
+        )
+        if self.timeline is not None or everything or ages_due or self._ages_at is None:
+            self._ages_at = now
+            self.query_one(PendingPane).show(self.state, now)
+        else:
+            self.query_one(PendingPane).show(self.state, now, changed)
         self.query_one(ClaimsPane).show(self.state, now)
         self.query_one(QuotaPane).show(self.state)
         self.query_one(FindingsPane).show(self.state)

@@ -9,6 +9,7 @@ the wall clock.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -28,6 +29,7 @@ __all__ = [
     "format_time",
     "gauges",
     "log_matches",
+    "pending_changes",
     "pending_groups",
     "pending_rows",
 ]
@@ -72,21 +74,29 @@ def _requests(cpu_m: int | None, memory: int | None, derived: tuple[int, int] | 
     return "/".join(p for p in parts if p)
 
 
+def _pod_row(state: ClusterState, key: str, now: datetime | None) -> Row | None:
+    pod = state.pods.get(key)
+    if pod is None:
+        return None
+    return (
+        key.rpartition("/")[2],
+        format_age(pod.first_seen, now),
+        state.cause_of(pod),
+        pod.nodeclaim or "-",
+        _requests(pod.cpu_m, pod.memory, state.derived_requests.get(key)),
+        pod.scheduler_reason or "-",
+        pod.provisioner_reason or "-",
+        pod.workload,
+    )
+
+
 def pending_rows(state: ClusterState, now: datetime | None) -> dict[str, Row]:
     """One row per pending pod, plus one per workload for the pods a log only counted."""
     rows: dict[str, Row] = {}
-    cause_of, derived = state.cause_of, state.derived_requests
-    for key, pod in state.pods.items():
-        rows[key] = (
-            key.rpartition("/")[2],
-            format_age(pod.first_seen, now),
-            cause_of(pod),
-            pod.nodeclaim or "-",
-            _requests(pod.cpu_m, pod.memory, derived.get(key)),
-            pod.scheduler_reason or "-",
-            pod.provisioner_reason or "-",
-            pod.workload,
-        )
+    for key in state.pods:
+        row = _pod_row(state, key, now)
+        if row is not None:
+            rows[key] = row
     for workload, count in state.counted.items():
         rows[f"counted:{workload}"] = (
             f"… {count} other(s), counted",
@@ -99,6 +109,11 @@ def pending_rows(state: ClusterState, now: datetime | None) -> dict[str, Row]:
             workload,
         )
     return rows
+
+
+def pending_changes(state: ClusterState, keys: Iterable[str], now: datetime | None) -> dict[str, Row | None]:
+    """Rows of the given pods only (None for a pod that left): the update when few pods changed."""
+    return {key: _pod_row(state, key, now) for key in keys}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +129,9 @@ class GroupView:
 
 
 def pending_groups(state: ClusterState) -> list[GroupView]:
-    named: Counter[tuple[str, str]] = Counter()
-    for pod in state.pods.values():
-        named[(pod.workload, state.cause_of(pod))] += 1
+    named: Counter[tuple[str, str]] = Counter(
+        (pod.workload, state.cause_of(pod)) for pod in state.pods.values()
+    )
     counted: Counter[tuple[str, str]] = Counter()
     for workload, count in state.counted.items():
         counted[(workload, state.counted_cause(workload))] += count

@@ -38,10 +38,10 @@ import orjson
 import polars as pl
 
 from diagnose.findings import Evidence, InputStats
+from diagnose.ingest import sources
 from diagnose.ingest.columns import META_SCHEMA, derive
 from diagnose.ingest.json_lines import Block, decode_block, decode_records
 from diagnose.ingest.rare_lines import Recovered, recover
-from diagnose.ingest import sources
 from diagnose.ingest.sources import IngestError, Source, blocks, discover, line_blocks
 from diagnose.schema import REPAIRED, SCHEMA, UNPARSED
 
@@ -196,7 +196,7 @@ def _finish(tally: _Tally) -> Ingested:
     tally.timed.clear()
     tally.untimed.clear()
     order = frame.select(pl.arg_sort_by(["time", "_input", "line"], nulls_last=True).alias("o"))["o"]
-    if not order.equals(pl.int_range(0, frame.height, dtype=order.dtype, eager=True)):
+    if not order.equals(pl.int_range(0, frame.height, dtype=pl.UInt32, eager=True).cast(order.dtype)):
         frame = frame[order]  # inputs overlap in time: one reordering copy
     return Ingested(frame.select(list(SCHEMA)), tally.stats())
 

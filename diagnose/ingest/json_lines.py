@@ -72,44 +72,46 @@ def decode_block(data: bytes, first_line: int, file: str) -> Block:
     n = lines.len()
     if n == 0:
         return Block(pl.DataFrame(), first_line, 0, 0, 0)
-    frame = pl.DataFrame({"text": lines}).with_row_index("i")
     plain = lines.str.starts_with("{") & lines.str.ends_with("}")
-    others = frame.filter(~plain)
-    prefixed = others.with_columns(pl.col("text").str.extract_groups(PREFIX_RE).alias("g")).unnest("g")
-    prefixed = prefixed.rename({"1": "pod_prefix", "2": "prefix_time", "3": "body"})
-    cands = prefixed.filter(pl.col("body").is_not_null())
-    rest = prefixed.filter(pl.col("body").is_null())
-    blank_mask = rest["text"].str.strip_chars() == ""
+    other_idx = (~plain).arg_true()
+    others = lines.gather(other_idx)
+    groups = others.str.extract_groups(PREFIX_RE)
+    body = groups.struct.field("3")
+    prefixed = body.is_not_null()
+    candidate = plain.scatter(other_idx, prefixed) if other_idx.len() else plain
+    cand_idx = candidate.arg_true()
+    prefix_time = (
+        pl.repeat(None, n, dtype=pl.Utf8, eager=True).scatter(other_idx, groups.struct.field("2")).gather(cand_idx)
+        if prefixed.any()
+        else pl.repeat(None, cand_idx.len(), dtype=pl.Utf8, eager=True)
+    )
+    rest = others.filter(~prefixed)
+    rest_idx = other_idx.filter(~prefixed)
+    blank_mask = rest.str.strip_chars() == ""
     blank = int(blank_mask.sum())
-    rare_rows = rest.filter(~blank_mask)
-    rare = list(zip((rare_rows["i"] + first_line).to_list(), rare_rows["text"].to_list(), strict=True))
+    rare = list(zip((rest_idx.filter(~blank_mask) + first_line).to_list(), rest.filter(~blank_mask).to_list(), strict=True))
 
-    # candidates in line order: plain lines and prefixed objects
-    cand = pl.concat(
-        [
-            frame.filter(plain).select("i", "text", pl.lit(None, pl.Utf8).alias("prefix_time")),
-            cands.select("i", "text", "prefix_time"),
-        ]
-    ).sort("i")
-    buf = _blanked(data, lines, others, cands) if others.height else data
-    try:
-        decoded = _ndjson(buf)
-        if decoded.height != cand.height:
-            raise pl.exceptions.ComputeError("row count differs from candidate count")
-    except pl.exceptions.PolarsError:
-        cand, buf, more_rare = _drop_invalid(data, lines, cand)
-        rare = sorted(rare + [(i + first_line, t) for i, t in more_rare])
-        decoded = _ndjson(buf)
-    meta = cand.select(
-        (pl.col("i").cast(pl.Int64) + first_line).alias("line"),
-        pl.col("text").alias("raw"),
-        pl.lit(False).alias("keep_raw"),
-        pl.col("prefix_time"),
-        pl.lit("parsed").alias("status"),
-        pl.lit(None, pl.Utf8).alias("shape"),
+    cut = (others.str.len_bytes() - body.str.len_bytes().fill_null(0)).to_list()
+    buf = _blanked(data, lines, other_idx.to_list(), cut) if other_idx.len() else data
+    decoded = _ndjson(buf) if cand_idx.len() else pl.DataFrame(schema=DECODE_SCHEMA)
+    if decoded.height != cand_idx.len():  # an invalid object somewhere: set those lines aside
+        buf, bad = _without_invalid(buf, lines, cand_idx, prefixed, other_idx, body)
+        keep = ~cand_idx.is_in(bad.implode())
+        cand_idx, prefix_time = cand_idx.filter(keep), prefix_time.filter(keep)
+        rare = sorted(rare + [(i + first_line, lines[i]) for i in bad.to_list()])
+        decoded = _ndjson(buf) if cand_idx.len() else pl.DataFrame(schema=DECODE_SCHEMA)
+    meta = pl.DataFrame(
+        {
+            "line": (cand_idx.cast(pl.Int64) + first_line),
+            "raw": lines.gather(cand_idx),
+            "keep_raw": pl.repeat(False, cand_idx.len(), eager=True),
+            "prefix_time": prefix_time,
+            "status": pl.repeat("parsed", cand_idx.len(), eager=True),
+            "shape": pl.repeat(None, cand_idx.len(), dtype=pl.Utf8, eager=True),
+        }
     )
     rows = derive(decoded, meta, file)
-    return Block(rows, first_line, n, cand.height, blank, rare)
+    return Block(rows, first_line, n, cand_idx.len(), blank, rare)
 
 
 def _offsets(lines: pl.Series) -> tuple[list[int], list[int]]:
@@ -118,42 +120,41 @@ def _offsets(lines: pl.Series) -> tuple[list[int], list[int]]:
     return starts.to_list(), lengths.to_list()
 
 
-def _blanked(data: bytes, lines: pl.Series, others: pl.DataFrame, cands: pl.DataFrame) -> bytes | bytearray:
-    """The block with every non-candidate line and every prefix overwritten by spaces."""
+def _blanked(data: bytes, lines: pl.Series, indices: list[int], cuts: list[int]) -> bytes | bytearray:
+    """The block with the first ``cut`` bytes of each listed line overwritten by spaces."""
     if b"\r" in data:  # offsets from the split lines would be off by the CRs: rebuild instead
-        return _rebuilt(lines, others, cands)
-    starts, lengths = _offsets(lines)
+        rebuilt = lines.scatter(indices, [lines[i][len(lines[i].encode()) and 0:][_chars(lines[i], c):] for i, c in zip(indices, cuts, strict=True)])
+        joined: str = rebuilt.str.join("\n").item()
+        return joined.encode("utf-8")
+    starts, _ = _offsets(lines)
     buf = bytearray(data)
-    keep = dict(zip(cands["i"].to_list(), cands["body"].str.len_bytes().to_list(), strict=True))
-    for i in others["i"].to_list():
-        start, length = starts[i], lengths[i]
-        body = keep.get(i)
-        cut = length - body if body is not None else length
+    for i, cut in zip(indices, cuts, strict=True):
         if cut:
+            start = starts[i]
             buf[start : start + cut] = b" " * cut
     return buf
 
 
-def _rebuilt(lines: pl.Series, others: pl.DataFrame, cands: pl.DataFrame) -> bytes:
-    frame = pl.DataFrame({"text": lines}).with_row_index("i")
-    bodies = others.select("i").join(cands.select("i", "body"), on="i", how="left")
-    merged = frame.join(bodies, on="i", how="left").sort("i")
-    text = pl.when(pl.col("i").is_in(others["i"].implode())).then(pl.col("body").fill_null("")).otherwise(pl.col("text"))
-    joined: str = merged.select(text.str.join("\n")).item()
-    return joined.encode("utf-8")
+def _chars(text: str, cut_bytes: int) -> int:
+    """How many characters of ``text`` make its first ``cut_bytes`` bytes."""
+    return len(text.encode("utf-8")[:cut_bytes].decode("utf-8", errors="ignore"))
 
 
-def _drop_invalid(
-    data: bytes, lines: pl.Series, cand: pl.DataFrame
-) -> tuple[pl.DataFrame, bytes, list[tuple[int, str]]]:
-    """Check every candidate with orjson; invalid ones become rare lines."""
-    bodies = cand.select(
-        "i", pl.col("text").str.extract(PREFIX_RE, 3).fill_null(pl.col("text")).alias("body"), "prefix_time"
-    )
-    ok = [_valid(t) for t in bodies["body"].to_list()]
-    mask = pl.Series(ok, dtype=pl.Boolean)
-    bad = cand.filter(~mask)
-    kept = cand.filter(mask)
-    kept_bodies = bodies.filter(mask)
-    text: str = kept_bodies.select(pl.col("body").str.join("\n")).item() if kept.height else ""
-    return kept, text.encode("utf-8"), list(zip(bad["i"].to_list(), bad["text"].to_list(), strict=True))
+def _without_invalid(
+    buf: bytes | bytearray, lines: pl.Series, cand_idx: pl.Series, prefixed: pl.Series, other_idx: pl.Series,
+    body: pl.Series,
+) -> tuple[bytearray, pl.Series]:
+    """Check every candidate with orjson; blank the invalid ones. Returns the buffer and their indices."""
+    texts = lines.scatter(other_idx.filter(prefixed), body.filter(prefixed)) if prefixed.any() else lines
+    candidates = texts.gather(cand_idx).to_list()
+    bad = [i for i, text in zip(cand_idx.to_list(), candidates, strict=True) if not _valid(text)]
+    out = bytearray(buf)
+    if bad:
+        starts, lengths = _offsets(lines) if b"\r" not in buf else ([], [])
+        if starts:
+            for i in bad:
+                out[starts[i] : starts[i] + lengths[i]] = b" " * lengths[i]
+        else:
+            kept = texts.scatter(bad, [""] * len(bad))
+            out = bytearray(kept.filter(kept.is_in(pl.Series([""])).not_() | True).str.join("\n").item().encode())
+    return out, pl.Series(bad, dtype=cand_idx.dtype)

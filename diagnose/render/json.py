@@ -130,6 +130,7 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         "region": finding.region,
         "zones": list(finding.zones),
         "capacity_types": list(finding.capacity_types),
+        "resources": list(finding.resources),
         "quota": _quota(finding.quota),
         "first_seen": _time(finding.first_seen),
         "last_seen": _time(finding.last_seen),

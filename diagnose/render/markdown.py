@@ -37,6 +37,8 @@ def _rows(finding: Finding) -> list[tuple[str, str]]:
             for n in finding.instance_types[:10]
         ]
         rows.append(("Instance types", ", ".join(sizes)))
+    if finding.resources:
+        rows.append(("Resources", "; ".join(f"`{r}`" for r in finding.resources[:10])))
     if finding.region:
         rows.append(("Region", finding.region + (f" (zones {', '.join(finding.zones)})" if finding.zones else "")))
     quota = finding.quota

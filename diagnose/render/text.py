@@ -116,6 +116,9 @@ def _finding(console: Console, index: int, finding: Finding) -> None:
     objects = _objects(finding)
     if objects:
         console.print(f"   [dim]objects:[/] {escape(objects)}")
+    if finding.resources:
+        more = f" and {len(finding.resources) - 2} more" if len(finding.resources) > 2 else ""
+        console.print(f"   [dim]resources:[/] {escape('; '.join(finding.resources[:2]) + more)}")
     for detail in finding.details[:4]:
         console.print(f"   [dim]{escape(detail)}[/]")
     for number, fix in enumerate(finding.fixes, 1):

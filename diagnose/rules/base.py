@@ -9,6 +9,7 @@ resolved later) is filled here the same way for every rule.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,8 @@ __all__ = [
 ]
 
 EVIDENCE_LIMIT = 100
+_RESOURCE = re.compile(r"/resourceGroups/([^/\s\"'\\]+)/providers/(Microsoft\.\w+/\w+)/([^/\s\"'\\?]+)", re.IGNORECASE)
+_RESOURCE_LIMIT = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,19 @@ def _evidence(group: Group, correlation: Correlation) -> list[Evidence]:
     return refs
 
 
+def _resources(group: Group) -> list[str]:
+    """``Microsoft.Compute/virtualMachines/aks-x (resource group rg)`` for each resource the errors name."""
+    found: dict[str, None] = {}
+    for occurrence in group.occurrences:
+        for text in (occurrence.message, occurrence.evidence.text):
+            for match in _RESOURCE.finditer(text):
+                group_name, kind, name = match.groups()
+                found.setdefault(f"{kind}/{name} (resource group {group_name})", None)
+                if len(found) >= _RESOURCE_LIMIT:
+                    return list(found)
+    return list(found)
+
+
 def assemble(group: Group, rule: Rule, context: Context) -> Finding:
     """The finding of one group: common fields here, wording and fixes by the rule."""
     correlation = context.correlation
@@ -162,6 +178,7 @@ def assemble(group: Group, rule: Rule, context: Context) -> Finding:
         workloads=_unique(owner for p in pods if (owner := owner_of(p))),
         zones=_unique(o.zone for o in occurrences),
         capacity_types=_unique(o.capacity_type for o in occurrences),
+        resources=_resources(group),
     )
     others = _unique(o.nodepool for o in occurrences if o.nodepool and o.nodepool != finding.nodepool)
     if others:

@@ -123,7 +123,7 @@ def _insufficient(finding: Finding, group: Group, context: Context) -> None:
         f"Karpenter found no instance type it could launch for {claims_phrase(finding)} (\"insufficient capacity\"); "
         "the input does not show the cloud error behind it."
     )
-    finding.summary = f"{lead(finding)} because {what[0].lower()}{what[1:]}" if finding.pod_count else what
+    finding.summary = f"{lead(finding)} because {what}" if finding.pod_count else what
     claim = finding.nodeclaims[0] if finding.nodeclaims else "<nodeclaim>"
     finding.fixes.append(
         Fix(

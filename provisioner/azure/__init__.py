@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from provisioner.azure.compute import AzureCompute, VmCreation
 from provisioner.azure.config import AzureConfig
+from provisioner.azure.credentials import StaticCredential
 from provisioner.azure.quota_client import QuotaClient, QuotaLimit, QuotaRequestStatus
 from provisioner.azure.quota_reader import LiveQuotaSource, read_live_quota
 
@@ -19,6 +20,7 @@ __all__ = [
     "QuotaClient",
     "QuotaLimit",
     "QuotaRequestStatus",
+    "StaticCredential",
     "VmCreation",
     "read_live_quota",
 ]

@@ -47,8 +47,15 @@ class AzureConfig:
             raise ConfigError("azure.workers", f"{self.workers} must be at least 1")
 
     @classmethod
-    def for_emulator(cls, info: dict[str, str], credential: Any, **overrides: Any) -> AzureConfig:
-        """A config for the ARM emulator from its ready line (``karp-sim arm``) or ``ArmEndpoint.as_dict()``."""
+    def for_emulator(cls, info: dict[str, str], credential: Any | None = None, **overrides: Any) -> AzureConfig:
+        """A config for the ARM emulator from its ready line (``karp-sim arm``) or ``ArmEndpoint.as_dict()``.
+
+        Without a credential it uses ``StaticCredential`` (the emulator accepts any token).
+        """
+        if credential is None:
+            from provisioner.azure.credentials import StaticCredential
+
+            credential = StaticCredential()
         values: dict[str, Any] = {
             "subscription_id": info["subscription"],
             "resource_group": info["resource_group"],

@@ -20,7 +20,7 @@ import string
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from provisioner.controller.cluster import ClaimRecord, ClusterPort, ClusterView
@@ -142,8 +142,14 @@ class Provisioner:
         catalog = tuple(self._unavailable.apply(list(self._catalog()), now))
         with self._lock:
             failed = set(self.failed)
+        # the claims this controller wrote are known before the informer shows them (no double planning)
+        claims = {c.name: c for c in view.claims}
+        with self._lock:
+            for name, record in self.records.items():
+                seen = claims.get(name)
+                claims[name] = record if seen is None else replace(record, deleting=seen.deleting)
         in_flight = tuple(
-            c for c in view.claims
+            c for c in claims.values()
             if not c.deleting and c.name not in failed and c.status_of("Launched") != "False"
         )
         return PlanInput(view, catalog, quota, in_flight, now, self.quota_aware)

@@ -221,13 +221,13 @@ class InvalidVmSize(CloudError):
 class CloudUnavailable(CloudError):
     """Azure could not be reached or did not answer in time (transient; retry later)."""
 
-    category: ClassVar[str] = "cloud-unavailable"
+    category: ClassVar[str] = "launch-failed"  # a transient failure to reach Azure
 
 
 class CredentialError(CloudError):
     """No access token could be obtained: not logged in, or workload identity not set up."""
 
-    category: ClassVar[str] = "credential-error"
+    category: ClassVar[str] = "authorization-failed"  # no usable credential
 
 
 class UnknownCloudError(CloudError):

@@ -72,6 +72,7 @@ class Pod:
     created_at: datetime | None = None
     node_name: str = ""
     shape: Shape = field(init=False, repr=False, compare=False)
+    key: str = field(init=False, repr=False, compare=False)  # namespace/name, as Karpenter's logs name a pod
 
     def __post_init__(self) -> None:
         if self.requests.pods < 1:
@@ -83,13 +84,9 @@ class Pod:
             object.__setattr__(self, "labels", frozen_map(self.labels))
         object.__setattr__(self, "affinity_terms", tuple(self.affinity_terms))
         object.__setattr__(self, "tolerations", tuple(self.tolerations))
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
         shape = Shape((self.requests, self.terms, frozenset(self.tolerations), self.priority))
         object.__setattr__(self, "shape", _SHAPES.setdefault(shape.key, shape))
-
-    @property
-    def key(self) -> str:
-        """``namespace/name``, the way Karpenter's logs name a pod."""
-        return f"{self.namespace}/{self.name}"
 
     @property
     def terms(self) -> tuple[Requirements, ...]:

@@ -124,19 +124,26 @@ def fill(option: Option, demand: Demand) -> tuple[tuple[tuple[int, int], ...], V
         if not n:
             continue
         req = reqs[i]
-        k = _fit(c, m, p, e, req)
+        rc, rm, rp, re_ = req
+        k = p // rp if rp else n
         if k > n:
             k = n
-        if not k:
+        if rc and c // rc < k:
+            k = c // rc
+        if rm and m // rm < k:
+            k = m // rm
+        if re_ and e // re_ < k:
+            k = e // re_
+        if k <= 0:
             misses += 1
             if misses > 64 or p <= 0:
                 break
             continue
         counts.append((i, k))
-        c -= k * req[0]
-        m -= k * req[1]
-        p -= k * req[2]
-        e -= k * req[3]
+        c -= k * rc
+        m -= k * rm
+        p -= k * rp
+        e -= k * re_
         if p <= 0:
             break
     used = (option.cpu - c, option.mem - m, option.pods - p, option.eph - e)

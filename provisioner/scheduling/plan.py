@@ -184,7 +184,10 @@ class Plan:
                 for c in self.nodeclaims
             ],
             "placements": [{"pod": p.pod, "target": p.target, "kind": p.kind} for p in self.placements],
-            "unplaced": [{"pod": u.pod, "reason": u.reason.message, **{"code": str(u.reason.code)}, "detail": u.reason.to_dict()} for u in self.unplaced],
+            "unplaced": [
+                {"pod": u.pod, "reason": u.reason.message, "code": str(u.reason.code), "detail": u.reason.to_dict()}
+                for u in self.unplaced
+            ],
             "cost_per_hour": self.cost_per_hour,
             "quota_aware": self.quota_aware,
         }

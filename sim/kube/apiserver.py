@@ -9,7 +9,6 @@ produces watch streams (initial ADDED events, selector-aware transitions, BOOKMA
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +16,13 @@ from typing import Any
 import orjson
 import yaml
 
-from sim.kube import eventsview
+from sim.kube import eventsview, openapi, watching
 from sim.kube import kinds as kinds_mod
 from sim.kube.kinds import BUILTINS, Kind
+from sim.kube.kubelet import set_condition
 from sim.kube.patching import PatchError, json_patch, merge_patch, strategic_merge_patch
 from sim.kube.selectors import FieldSelector, LabelSelector, SelectorError
-from sim.kube.store import ApiError, Store, WatchEvent, now_iso
+from sim.kube.store import ApiError, Store, now_iso
 
 __all__ = ["ApiServer", "Request", "Route"]
 
@@ -52,6 +52,7 @@ class ApiServer:
         self.kinds: dict[tuple[str, str, str], Kind] = {}  # (group, version, plural)
         self.bookmark_interval = bookmark_interval
         self.pod_logs: dict[tuple[str, str, str, bool], str] = {}
+        self._recorded: dict[tuple[str, str, str, str], tuple[str, str]] = {}
         self.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.1", "gitCommit": "emulated",
                         "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.22.8",
                         "compiler": "gc", "platform": "linux/amd64"}
@@ -89,10 +90,14 @@ class ApiServer:
             return kinds_mod.api_group_list(list(self.kinds.values()))
         if parts == ["version"]:
             return dict(self.version)
+        if parts[:2] == ["openapi", "v3"]:
+            kinds = list(self.kinds.values())
+            if len(parts) == 2:
+                return openapi.index(kinds)
+            group, version = ("", parts[3]) if parts[2] == "api" else (parts[3], parts[4] if len(parts) > 4 else "")
+            return openapi.group_version_document(kinds, group, version)
         if parts[:1] == ["openapi"]:
-            if parts[1:2] == ["v2"]:
-                return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": self.version["gitVersion"]}, "paths": {}, "definitions": {}}
-            return {"paths": {}}
+            raise ApiError(404, "the server could not find the requested resource")
         if parts[:1] == ["api"]:
             group, rest = "", parts[1:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
@@ -314,13 +319,12 @@ class ApiServer:
         meta = obj["metadata"]
         ns = meta.get("namespace") or "default"
         now = now_iso()
+        key = (meta.get("uid", ""), reason, message, component)
         with self.store.lock:
-            for event in self.store.all_objects(events):
-                inv = event.get("involvedObject") or {}
-                if (inv.get("uid") == meta.get("uid") and event.get("reason") == reason and event.get("message") == message
-                        and (event.get("source") or {}).get("component") == component):
-                    return self.store.mutate(events, event["metadata"]["namespace"], event["metadata"]["name"],
-                                             lambda e: e.update(count=int(e.get("count", 1)) + 1, lastTimestamp=now))
+            known = self._recorded.get(key)
+            if known is not None and self.store.find(events, *known) is not None:
+                return self.store.mutate(events, known[0], known[1],
+                                         lambda e: e.update(count=int(e.get("count", 1)) + 1, lastTimestamp=now))
             body = {
                 "metadata": {"name": f"{meta['name']}.{self.store.rng.getrandbits(64):016x}", "namespace": ns},
                 "involvedObject": {"kind": obj.get("kind", ""), "namespace": meta.get("namespace", ""), "name": meta["name"],
@@ -330,7 +334,9 @@ class ApiServer:
                 "source": {"component": component}, "firstTimestamp": now, "lastTimestamp": now,
                 "eventTime": None, "reportingComponent": component, "reportingInstance": "",
             }
-            return self.store.create(events, ns, body)
+            created = self.store.create(events, ns, body)
+            self._recorded[key] = (ns, created["metadata"]["name"])
+            return created
 
     # ---- subresources ------------------------------------------------------------------------
     def _bind(self, ns: str, name: str, body: Obj) -> Obj:
@@ -399,118 +405,11 @@ class ApiServer:
         return text
 
     # ---- watch -----------------------------------------------------------------------------------
+
     def watch(self, route: Route, query: dict[str, str], stopped: Any) -> Iterator[list[Obj]]:
         """Batches of watch events as dicts, ending at timeoutSeconds (or when ``stopped()``).
 
         Bad selectors, bad versions and 410 raise here, before the stream starts."""
-        kind, ns = route.kind, route.namespace
         labels, fields = self._selectors(query)
-        if route.name:
-            fields = FieldSelector((*fields.terms, ("metadata.name", True, route.name)))
-        start = query.get("resourceVersion") or ""
-        if start not in ("", "0"):
-            try:
-                int(start)
-            except ValueError:
-                raise ApiError(400, f"invalid resource version {start!r}") from None
-            self.store.events_after(kind.key, int(start))
-        if kind.storage == "/events":
-            fields = FieldSelector(tuple((eventsview.core_field_path(p), eq, v) for p, eq, v in fields.terms))
-            return self._converted(self._stream(kind, ns, labels, fields, query, stopped))
-        return self._stream(kind, ns, labels, fields, query, stopped)
-
-    @staticmethod
-    def _converted(stream: Iterator[list[Obj]]) -> Iterator[list[Obj]]:
-        for batch in stream:
-            yield [e if e["type"] in ("BOOKMARK", "ERROR") else {"type": e["type"], "object": eventsview.from_core(e["object"])}
-                   for e in batch]
-
-    def _stream(self, kind: Kind, ns: str, labels: LabelSelector, fields: FieldSelector, query: dict[str, str],
-                stopped: Any) -> Iterator[list[Obj]]:
-        timeout = float(query.get("timeoutSeconds") or 1800)
-        deadline = time.monotonic() + timeout
-        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
-        start = query.get("resourceVersion") or ""
-
-        def visible(obj: Obj | None) -> bool:
-            if obj is None:
-                return False
-            if ns and obj["metadata"].get("namespace") != ns:
-                return False
-            return labels.matches(obj["metadata"].get("labels")) and (not fields or fields.matches(obj))
-
-        if start in ("", "0"):
-            items, after = self.store.select(kind, ns, labels, fields)
-            ordered = sorted(items, key=lambda o: int(o["metadata"]["resourceVersion"]))
-            for begin in range(0, len(ordered), 500):
-                yield [{"type": "ADDED", "object": obj} for obj in ordered[begin : begin + 500]]
-        else:
-            after = int(start)
-        last_bookmark = time.monotonic()
-        while not stopped():
-            now = time.monotonic()
-            if now >= deadline:
-                break
-            try:
-                events, head = self.store.events_after(kind.key, after)
-            except ApiError as e:
-                yield [{"type": "ERROR", "object": e.body()}]
-                return
-            batch = [t for t in (_translate(event, visible) for event in events) if t is not None]
-            if batch:
-                yield batch
-            after = head
-            if not events:
-                if bookmarks and now - last_bookmark >= self.bookmark_interval:
-                    last_bookmark = now
-                    yield [self._bookmark(kind, after)]
-                wait = min(deadline - now, self.bookmark_interval if bookmarks else 0.5, 0.5)
-                self.store.wait_changed(head, max(wait, 0.001))
-        if bookmarks and not stopped():
-            yield [self._bookmark(kind, after)]
-
-    def _bookmark(self, kind: Kind, rv: int) -> Obj:
-        return {"type": "BOOKMARK", "object": {"kind": kind.kind, "apiVersion": kind.api_version,
-                                                "metadata": {"resourceVersion": str(rv)}}}
-
-
-def _translate(event: WatchEvent, visible: Any) -> Obj | None:
-    now_visible = visible(event.obj)
-    was_visible = visible(event.prev)
-    if event.type == "ADDED":
-        return {"type": "ADDED", "object": event.obj} if now_visible else None
-    if event.type == "DELETED":
-        return {"type": "DELETED", "object": event.obj} if (was_visible or now_visible) else None
-    if now_visible and was_visible:
-        return {"type": "MODIFIED", "object": event.obj}
-    if now_visible:
-        return {"type": "ADDED", "object": event.obj}
-    if was_visible:
-        return {"type": "DELETED", "object": event.obj}
-    return None
-
-
-def set_condition(obj: Obj, type_: str, status: str, reason: str = "", message: str = "") -> bool:
-    """Set a status condition by type; True if it changed. Keeps lastTransitionTime on no-op."""
-    conditions = obj.setdefault("status", {}).setdefault("conditions", [])
-    for cond in conditions:
-        if cond.get("type") == type_:
-            if cond.get("status") == status and cond.get("reason", "") == reason and cond.get("message", "") == message:
-                return False
-            if cond.get("status") != status:
-                cond["lastTransitionTime"] = now_iso()
-            cond.update(status=status, reason=reason, message=message)
-            if not reason:
-                cond.pop("reason")
-            if not message:
-                cond.pop("message")
-            cond.setdefault("lastProbeTime", None)
-            return True
-    new: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now_iso()}
-    if reason:
-        new["reason"] = reason
-    if message:
-        new["message"] = message
-    conditions.append(new)
-    return True
-
+        return watching.open_watch(self.store, route.kind, route.namespace, route.name, labels, fields, query, stopped,
+                                   self.bookmark_interval)

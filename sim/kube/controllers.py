@@ -23,8 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 from sim.kube import kubelet, scheduler
-from sim.kube.apiserver import ApiServer, set_condition
+from sim.kube.apiserver import ApiServer
 from sim.kube.kinds import Kind
+from sim.kube.kubelet import set_condition
 from sim.kube.store import ApiError, WatchEvent, random_suffix
 
 __all__ = ["Controllers", "template_hash"]
@@ -78,8 +79,21 @@ class Controllers:
         self._ips = itertools.count(4)
         self._thread: threading.Thread | None = None
         self.passes = 0
+        self._requests: dict[str, tuple[str, dict[str, int]]] = {}
         self.idle = threading.Event()
         self.store.subscribe(self._on_event)
+
+    def requests(self, pod: Obj) -> dict[str, int]:
+        """A pod's effective requests, parsed once per version."""
+        meta = pod["metadata"]
+        cached = self._requests.get(meta["uid"])
+        if cached is not None and cached[0] == meta["resourceVersion"]:
+            return cached[1]
+        if len(self._requests) > 100_000:
+            self._requests.clear()
+        need = scheduler.pod_requests(pod)
+        self._requests[meta["uid"]] = (meta["resourceVersion"], need)
+        return need
 
     def kind(self, key: str) -> Kind:
         group, plural = key.split("/")
@@ -296,7 +310,7 @@ class Controllers:
         for pod in pods:
             node_name = (pod.get("spec") or {}).get("nodeName")
             if node_name in used and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-                used[node_name].update(scheduler.pod_requests(pod))
+                used[node_name].update(self.requests(pod))
         pending.sort(key=lambda p: (-int((p.get("spec") or {}).get("priority") or 0), p["metadata"]["creationTimestamp"], int(p["metadata"]["resourceVersion"])))
         for pod in pending:
             reasons: Counter[str] = Counter()
@@ -304,7 +318,7 @@ class Controllers:
             best: tuple[int, str] | None = None
             for node in nodes:
                 name = node["metadata"]["name"]
-                why = scheduler.fits_reasons(pod, node, used[name])
+                why = scheduler.fits_reasons(pod, node, used[name], self.requests(pod))
                 if why:
                     reasons.update(why)
                     if all(r.startswith("Insufficient") or r == "Too many pods" for r in why):
@@ -320,7 +334,7 @@ class Controllers:
                     self.api.bind(meta["namespace"], meta["name"], target)
                 except ApiError:
                     continue
-                used[target].update(scheduler.pod_requests(pod))
+                used[target].update(self.requests(pod))
                 self.api.record_event(pod, "Normal", "Scheduled", f"Successfully assigned {meta['namespace']}/{meta['name']} to {target}", "default-scheduler")
                 continue
             message = scheduler.unschedulable_message(len(nodes), reasons, resource_only)

@@ -16,7 +16,7 @@ from typing import Any
 from provisioner.model.quantity import format_memory
 from sim.kube.store import now_iso
 
-__all__ = ["NOT_READY_TAINT", "UNREACHABLE_TAINT", "node_object", "pod_running_status", "size_resources"]
+__all__ = ["NOT_READY_TAINT", "UNREACHABLE_TAINT", "node_object", "pod_running_status", "set_condition", "size_resources"]
 
 Obj = dict[str, Any]
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
@@ -159,3 +159,28 @@ def pod_running_status(pod: Obj, pod_ip: str, host_ip: str) -> None:
          "ready": True, "started": True, "restartCount": 0, "state": {"running": {"startedAt": stamp}}}
         for c in (pod.get("spec") or {}).get("containers") or []
     ]
+
+
+def set_condition(obj: Obj, type_: str, status: str, reason: str = "", message: str = "") -> bool:
+    """Set a status condition by type; True if it changed. Keeps lastTransitionTime on no-op."""
+    conditions = obj.setdefault("status", {}).setdefault("conditions", [])
+    for cond in conditions:
+        if cond.get("type") == type_:
+            if cond.get("status") == status and cond.get("reason", "") == reason and cond.get("message", "") == message:
+                return False
+            if cond.get("status") != status:
+                cond["lastTransitionTime"] = now_iso()
+            cond.update(status=status, reason=reason, message=message)
+            if not reason:
+                cond.pop("reason")
+            if not message:
+                cond.pop("message")
+            cond.setdefault("lastProbeTime", None)
+            return True
+    new: Obj = {"type": type_, "status": status, "lastProbeTime": None, "lastTransitionTime": now_iso()}
+    if reason:
+        new["reason"] = reason
+    if message:
+        new["message"] = message
+    conditions.append(new)
+    return True

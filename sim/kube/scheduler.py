@@ -121,7 +121,7 @@ def _affinity_matches(pod: Obj, node: Obj) -> bool:
     return False
 
 
-def fits_reasons(pod: Obj, node: Obj, used: dict[str, int]) -> list[str]:
+def fits_reasons(pod: Obj, node: Obj, used: dict[str, int], need: dict[str, int] | None = None) -> list[str]:
     """Why ``pod`` cannot go on ``node`` (empty when it can), in the scheduler's words."""
     spec = pod.get("spec") or {}
     if (node.get("spec") or {}).get("unschedulable"):
@@ -136,7 +136,7 @@ def fits_reasons(pod: Obj, node: Obj, used: dict[str, int]) -> list[str]:
     if not _affinity_matches(pod, node):
         return ["node(s) didn't match Pod's node affinity/selector"]
     alloc = node_allocatable(node)
-    need = pod_requests(pod)
+    need = need if need is not None else pod_requests(pod)
     reasons = []
     for name in RESOURCE_NAMES:
         if need[name] and used.get(name, 0) + need[name] > alloc[name]:

@@ -60,7 +60,11 @@ class DiffTable(DataTable[Text]):
         gone = [k for k in shown if k not in rows]
         if gone:
             self._remove_rows(gone)
-        touched = len(gone)
+        return len(gone) + self._upsert(rows)
+
+    def _upsert(self, rows: Mapping[str, tuple[str, ...]]) -> int:
+        touched = 0
+        shown = self._shown
         reorder = False
         sort_by = self._sort_by
         columns = self._column_keys
@@ -85,6 +89,14 @@ class DiffTable(DataTable[Text]):
             self._order()
         return touched
 
+    def apply(self, changes: Mapping[str, tuple[str, ...] | None]) -> int:
+        """Bring only the given rows up to date (None: the row goes); the others stay as they are."""
+        gone = [k for k, row in changes.items() if row is None and k in self._shown]
+        if gone:
+            self._remove_rows(gone)
+        rows = {k: row for k, row in changes.items() if row is not None}
+        return len(gone) + self._upsert(rows)
+
     def _remove_rows(self, keys: Collection[str]) -> None:
         """``remove_row`` for many rows at once: one pass over the row index instead of one per row."""
         doomed = {self._row_keys.pop(k) for k in keys}
@@ -101,9 +113,11 @@ class DiffTable(DataTable[Text]):
         self._require_update_dimensions = True
         self.check_idle()
         self._update_count += 1
-        row = min(self.cursor_coordinate.row, max(self.row_count - 1, 0))
-        self.cursor_coordinate = Coordinate(row, self.cursor_coordinate.column)
-        self.hover_coordinate = Coordinate(0, 0)
+        last = max(self.row_count - 1, 0)
+        if self.cursor_coordinate.row > last:
+            self.cursor_coordinate = Coordinate(last, self.cursor_coordinate.column)
+        if self.hover_coordinate.row > last:
+            self.hover_coordinate = Coordinate(last, self.hover_coordinate.column)
         self.refresh(layout=True)
 
     def _order(self) -> None:

@@ -123,7 +123,7 @@ def test_dropped_connections_are_unavailable(fresh: ArmEmulator, compute: AzureC
     fresh.faults.add(FaultRule("drop", op="get_usages"))
     with pytest.raises(CloudUnavailable) as caught:
         compute.read_quota()
-    assert caught.value.category == "cloud-unavailable"
+    assert caught.value.category == "launch-failed"
     assert 1 <= len(list(fresh.records("get_usages"))) <= 8
 
 

@@ -44,7 +44,7 @@ def test_missing_credential_is_a_clear_error(fresh: ArmEmulator, config_for: Any
     with pytest.raises(CredentialError) as caught:
         read_live_quota(replace(config_for(fresh), credential=NoLogin()))
     assert "az login" in caught.value.message and "workload identity" in caught.value.message
-    assert caught.value.category == "credential-error"
+    assert caught.value.category == "authorization-failed"
     assert list(fresh.records("get_usages")) == []  # nothing was sent without a token
 
 
@@ -66,3 +66,12 @@ def test_tokens_never_reach_the_logs(fresh: ArmEmulator, config_for: Any, caplog
         read_live_quota(config_for(fresh))
     assert "offline-token-never-logged" not in caplog.text
     assert "'Authorization': 'REDACTED'" in caplog.text  # the HTTP logging ran, with the header redacted
+
+
+def test_emulator_config_needs_no_credential(fresh: ArmEmulator) -> None:
+    from provisioner.azure import AzureConfig, StaticCredential
+
+    config = AzureConfig.for_emulator(fresh.endpoint.as_dict())
+    assert isinstance(config.credential, StaticCredential)
+    assert "karp-offline" not in repr(config.credential)
+    assert read_live_quota(config).items["cores"].limit == 20

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sim.kube.emulator import KubeEmulator
+from sim.kube.selectors import LabelSelector
 
 
 def _kubectl() -> str | None:
@@ -73,3 +74,65 @@ def test_karp_sim_kube_rejects_bad_flags() -> None:
     result = subprocess.run([sys.executable, "-m", "sim.cli", "kube", "--nodes", "-1"], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2 and "--nodes must be 0 or more" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+SAMPLE = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: apply-pool
+spec:
+  template:
+    spec:
+      requirements:
+        - key: karpenter.azure.com/sku-family
+          operator: In
+          values: [D]
+      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: apply-class}
+  limits:
+    cpu: 100
+---
+apiVersion: karpenter.azure.com/v1beta1
+kind: AKSNodeClass
+metadata:
+  name: apply-class
+spec:
+  imageFamily: Ubuntu2204
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: apply-inflate
+  namespace: default
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: apply-inflate}}
+  template:
+    metadata: {labels: {app: apply-inflate}}
+    spec:
+      containers:
+        - name: inflate
+          image: mcr.microsoft.com/oss/kubernetes/pause:3.6
+          resources: {requests: {cpu: 1, memory: 256M}}
+"""
+
+
+@needs_kubectl
+def test_kubectl_apply_scale_and_delete_karpenter_yaml(kube: KubeEmulator, tmp_path: Path) -> None:
+    manifest = tmp_path / "sample.yaml"
+    manifest.write_text(SAMPLE)
+    first = _run(kube, "apply", "-f", str(manifest))
+    assert first.returncode == 0, first.stderr
+    assert "nodepool.karpenter.sh/apply-pool created" in first.stdout
+    again = _run(kube, "apply", "-f", str(manifest))
+    assert "nodepool.karpenter.sh/apply-pool unchanged" in again.stdout
+    pool = kube.get("nodepools", "apply-pool")
+    assert pool is not None and pool["spec"]["limits"] == {"cpu": 100}
+    scaled = _run(kube, "scale", "deployment/apply-inflate", "--replicas=2", "-n", "default")
+    assert scaled.returncode == 0, scaled.stderr
+    assert kube.wait_idle(5)
+    pods, _ = kube.store.select(kube.kind("pods"), "default", LabelSelector.parse("app=apply-inflate"))
+    assert len(pods) == 2
+    deleted = _run(kube, "delete", "-f", str(manifest))
+    assert deleted.returncode == 0, deleted.stderr
+    assert kube.get("nodepools", "apply-pool") is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_gzip_by_magic_and_concatenated_members(tmp_path: Path) -> None:
 def test_broken_gzip_is_named(tmp_path: Path) -> None:
     path = tmp_path / "broken.log.gz"
     path.write_bytes(gzip.compress(b"x" * 1000)[:20] + b"\x00" * 20)
-    with pytest.raises(IngestError, match="broken.log.gz"):
+    with pytest.raises(IngestError, match=re.escape("broken.log.gz")):
         load([str(path)])
 
 
@@ -118,11 +119,11 @@ def test_stdin(tmp_path: Path) -> None:
 
 
 def test_errors_name_the_input(tmp_path: Path) -> None:
-    with pytest.raises(IngestError, match="nope.log: no such file"):
+    with pytest.raises(IngestError, match=re.escape("nope.log: no such file")):
         load([str(tmp_path / "nope.log")])
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "readme.md").write_text("x")
-    with pytest.raises(IngestError, match="docs: directory has no log files"):
+    with pytest.raises(IngestError, match=re.escape("docs: directory has no log files")):
         load([str(tmp_path / "docs")])
     assert issubclass(IngestError, InputError)
 
@@ -135,7 +136,7 @@ def test_unreadable_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "open", refuse)
-    with pytest.raises(IngestError, match="secret.log: cannot read: Permission denied"):
+    with pytest.raises(IngestError, match=re.escape("secret.log: cannot read: Permission denied")):
         load([str(path)])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -90,15 +91,15 @@ def test_load_with_events_counts_them_apart() -> None:
 def test_bad_event_dumps_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "events.json"
     bad.write_text('{"items": [')
-    with pytest.raises(IngestError, match="events.json: not a valid events dump"):
+    with pytest.raises(IngestError, match=re.escape("events.json: not a valid events dump")):
         read_events(str(bad))
     pods = tmp_path / "pods.json"
     pods.write_text('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}}')
-    with pytest.raises(IngestError, match="pods.json: not a valid events dump: no Event objects"):
+    with pytest.raises(IngestError, match=re.escape("pods.json: not a valid events dump: no Event objects")):
         load([str(SEED)], events=[str(pods)])
-    with pytest.raises(IngestError, match="missing.yaml: no such events file"):
+    with pytest.raises(IngestError, match=re.escape("missing.yaml: no such events file")):
         read_events(str(tmp_path / "missing.yaml"))
     yaml_bad = tmp_path / "bad.yaml"
     yaml_bad.write_text("items: [\n  - {a: 1\n")
-    with pytest.raises(IngestError, match="bad.yaml: not a valid events dump"):
+    with pytest.raises(IngestError, match=re.escape("bad.yaml: not a valid events dump")):
         read_events(str(yaml_bad))

@@ -35,6 +35,10 @@ def test_seed_gives_exactly_one_blocking_regional_quota_finding(log: Any) -> Non
     assert finding.workloads == ["Deployment default/inflate"]
     assert finding.summary.startswith("10 pods of default/inflate are Pending because")
     assert finding.occurrences == 1
+    assert finding.resources == [
+        "Microsoft.Compute/virtualMachines/aks-general-purpose-pq7gl "
+        "(resource group MC_fantastic-succotash-jj9vrqv99pvf557g_karpenter_westus2)"
+    ]
     assert finding.first_seen == finding.last_seen == quota.read_at
     assert {(e.line, e.role) for e in finding.evidence} >= {(1, "pods"), (3, "nodeclaim"), (4, "instance-type"), (10, "error")}
 
