@@ -8,7 +8,10 @@ state and bringing every pane up to date (only the changed pods' rows are recomp
 ``update_cell`` on changed cells, one batched removal). The baseline, in the same run,
 rebuilds the pending table from scratch (clear + add every row).
 
-Usage: .venv/bin/python bench/tui_bench.py [--pods 10000] [--updates 20]
+A second measure replays a generated log of ``--replay-records`` records: ingest, timeline,
+fold to the end, analysis, and one step back to the middle (which folds again from the start).
+
+Usage: .venv/bin/python bench/tui_bench.py [--pods 10000] [--updates 20] [--replay-records 90000]
 """
 
 from __future__ import annotations
@@ -16,12 +19,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import json
 import random
 import statistics
+import tempfile
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from tui.app import KarpTui
+from tui.sources.analysis import findings_for
+from tui.sources.replay import Timeline, load_frame
 from tui.state import ClaimState, PendingPod, Snapshot
 from tui.views import pending_rows
 from tui.widgets.difftable import DiffTable
@@ -145,13 +153,49 @@ async def run(pod_count: int, updates: int, share: float) -> None:
     print(f"under 50 ms per update: {'yes' if per_update < 0.050 else 'NO'}")
 
 
+def replay(records: int) -> None:
+    """Replay cost: ingest a generated log (the founding log's first 9 lines, repeated with new
+    NodeClaim names and times), build the timeline, fold it to the end, run the analysis."""
+    seed = (Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "seed-karpenter-2023-11-24.log")
+    template = seed.read_text().splitlines()[:9]
+    start_at = datetime(2023, 11, 24, 15, 17, 48, tzinfo=UTC)
+    with tempfile.TemporaryDirectory(prefix="karp-tui-bench-") as folder:
+        path = Path(folder) / "replay.log"
+        with path.open("w") as out:
+            for index in range(max(records // len(template), 1)):
+                for text in template:
+                    record = json.loads(text)
+                    record["time"] = (start_at + timedelta(seconds=index)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+                    if isinstance(record.get("nodeclaim"), str):
+                        record["nodeclaim"] = f"general-purpose-{index:06d}"
+                    out.write(json.dumps(record) + "\n")
+        size = path.stat().st_size
+        t0 = time.perf_counter()
+        frame, stats = load_frame([str(path)])
+        t1 = time.perf_counter()
+        timeline = Timeline(frame, stats)
+        t2 = time.perf_counter()
+        state = timeline.state_at(len(timeline))
+        t3 = time.perf_counter()
+        findings_for(timeline.head(len(timeline)))
+        t4 = time.perf_counter()
+        timeline.state_at(len(timeline) // 2)
+        t5 = time.perf_counter()
+    print(f"replay: {len(timeline)} records, {size / 1e6:.1f} MB, {len(state.claims)} NodeClaims")
+    print(f"  ingest {t1 - t0:.2f} s, timeline {t2 - t1:.2f} s, fold to the end {t3 - t2:.2f} s, "
+          f"analysis {t4 - t3:.2f} s, step back to the middle {t5 - t4:.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--updates", type=int, default=20)
     parser.add_argument("--share", type=float, default=0.01, help="fraction of pods changed per update")
+    parser.add_argument("--replay-records", type=int, default=90_000, help="records of the replay measure (0: skip)")
     args = parser.parse_args()
     asyncio.run(run(args.pods, args.updates, args.share))
+    if args.replay_records:
+        replay(args.replay_records)
 
 
 if __name__ == "__main__":

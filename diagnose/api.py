@@ -22,7 +22,7 @@ import polars as pl
 from diagnose.correlate import correlate
 from diagnose.filters import Filters
 from diagnose.findings import Evidence, Finding, InputStats, Report
-from diagnose.quota import QuotaSource
+from diagnose.quota import QuotaSource, TolerantQuotaSource
 from diagnose.redact import redact_report
 from diagnose.render.json import report_to_json
 from diagnose.rules import evaluate
@@ -142,10 +142,15 @@ def _notes(findings: list[Finding], quota_source: QuotaSource | None) -> list[st
         first, last = fmt_time(logged[0]), fmt_time(logged[-1])
         when = first if first == last else f"{first} to {last}"
         notes.append(f"Quota figures are the log's own error text, as logged at {when}.")
+    failure = getattr(quota_source, "failure", "")
+    if failure:
+        label = {"snapshot": "the saved usages file", "azure": "Azure"}.get(_source_name(quota_source), "the quota source")
+        notes.append(f"Current quota figures could not be read from {label}: {failure}. The figures shown are the log's own.")
     if quota_source is not None:
         live = [f.quota.live for f in findings if f.quota is not None and f.quota.live is not None]
         if live:
-            notes.append(f"Current quota figures read at {fmt_time(live[0].read_at)} ({type(quota_source).__name__}).")
+            label = {"snapshot": "from the saved usages file", "azure": "from Azure"}.get(_source_name(quota_source), "")
+            notes.append(f"Current quota figures read at {fmt_time(live[0].read_at)} {label}.".replace(" .", "."))
     return notes
 
 
@@ -161,6 +166,8 @@ def analyse(
 ) -> Report:
     """Findings for an already ingested table (see ``diagnose.schema``)."""
     filters = filters or Filters()
+    if quota_source is not None and not isinstance(quota_source, TolerantQuotaSource):
+        quota_source = TolerantQuotaSource(quota_source)
     window = filters.window(frame)
     correlation = correlate(window)
     everything = evaluate(correlation, quota_source=quota_source, subscription=subscription)
@@ -191,7 +198,29 @@ def analyse(
 def _source_name(quota_source: QuotaSource | None) -> str:
     if quota_source is None:
         return "log"
-    return str(getattr(quota_source, "source", "") or type(quota_source).__name__.removesuffix("QuotaSource").lower())
+    source = str(getattr(quota_source, "source", ""))
+    return source if source in ("log", "snapshot", "azure") else "azure"  # any other reader is a live one
+
+
+def _merge(parts: list[tuple[pl.DataFrame, InputStats]]) -> tuple[pl.DataFrame, InputStats]:
+    """One table and one set of counts from several ingested inputs."""
+    frames = [frame for frame, _ in parts if frame.height]
+    frame = pl.concat(frames, how="vertical_relaxed") if frames else parts[0][0]
+    if len(frames) > 1:
+        frame = frame.sort("time", nulls_last=True, maintain_order=True)
+    stats = [s for _, s in parts]
+    merged = InputStats(
+        lines=sum(s.lines for s in stats),
+        parsed=sum(s.parsed for s in stats),
+        repaired=sum(s.repaired for s in stats),
+        unparsed=sum(s.unparsed for s in stats),
+        files=[f for s in stats for f in s.files],
+        events=sum(s.events for s in stats),
+        unparsed_refs=[r for s in stats for r in s.unparsed_refs],
+        repaired_refs=[r for s in stats for r in s.repaired_refs],
+        blank=sum(s.blank for s in stats),
+    )
+    return frame, merged
 
 
 def diagnose(
@@ -205,17 +234,26 @@ def diagnose(
     progress: Callable[..., None] | None = None,
     now: datetime | None = None,
     subscription: str = "",
+    inputs: Sequence[tuple[str, Iterable[str]]] = (),
 ) -> Report:
     """Read the inputs (files, directories, ``.gz``, ``-`` for stdin; ``events``: Kubernetes
-    Events as JSON) and explain every stuck Pending pod they show.
+    Events as JSON; ``inputs``: (name, lines) already in memory, e.g. from a live cluster)
+    and explain every stuck Pending pod they show.
 
     Raises ``InputError`` naming the input when one cannot be read."""
-    from diagnose import ingest  # the ingest layer is optional until installed
+    from diagnose import ingest
 
-    ingested = ingest.load(list(paths), list(events), stdin=stdin, progress=progress)
+    parts: list[tuple[pl.DataFrame, InputStats]] = []
+    if paths or events or not inputs:
+        loaded = ingest.load(list(paths), list(events), stdin=stdin, progress=progress)
+        parts.append((loaded.frame, loaded.stats))
+    for name, lines in inputs:
+        parsed = ingest.parse_lines(lines, name)
+        parts.append((parsed.frame, parsed.stats))
+    frame, stats = _merge(parts) if len(parts) > 1 else parts[0]
     return analyse(
-        ingested.frame,
-        ingested.stats,
+        frame,
+        stats,
         filters=filters,
         quota_source=quota_source,
         redact=redact,

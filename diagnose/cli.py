@@ -81,10 +81,10 @@ def _parser() -> argparse.ArgumentParser:
     quota.add_argument(
         "--quota-snapshot", metavar="FILE", help="saved usages JSON (az vm list-usage -l <region> -o json) to compare"
     )
-    quota.add_argument("--azure", action="store_true", help="read current quota from Azure (not available yet)")
-    quota.add_argument("--subscription", metavar="ID", default="", help="subscription for --azure (not available yet)")
-    quota.add_argument("--location", metavar="REGION", default="", help="region for --azure")
-    quota.add_argument("--azure-endpoint", metavar="URL", default="", help="ARM endpoint for --azure")
+    quota.add_argument("--azure", action="store_true", help="also read current quota from Azure (usages API) and re-check each quota finding")
+    quota.add_argument("--subscription", metavar="ID", default="", help="subscription for --azure (default: $AZURE_SUBSCRIPTION_ID)")
+    quota.add_argument("--location", metavar="REGION", default="", help="region for --azure (default: the region the log names)")
+    quota.add_argument("--azure-endpoint", metavar="URL", default="", help="ARM endpoint for --azure (default: public Azure; a 127.0.0.1 endpoint is a local karp-sim arm)")
     quota.add_argument("--azure-ca", metavar="FILE", default="", help="CA bundle for --azure-endpoint")
     live = parser.add_argument_group("live cluster (not available yet)")
     live.add_argument("--live", action="store_true", help="read controller logs and Events from the cluster")
@@ -177,6 +177,7 @@ def _run(argv: list[str]) -> int:
             progress=progress,
             now=now,
             subscription=args.subscription,
+            inputs=sources.inputs,
         )
     finally:
         if progress is not None:

@@ -38,19 +38,32 @@ def check_usage(region: str) -> str:
 
 
 def quota_request(quota: QuotaFigures, region: str, subscription: str = "") -> Fix:
-    """``az quota update`` raising ``quota`` to its minimum new limit."""
+    """``az quota update`` raising ``quota`` to its minimum new limit (from current figures when read)."""
+    usage, limit, new_limit = quota.usage, quota.limit, quota.new_limit
+    if quota.live is not None:
+        usage, limit = quota.live.usage, quota.live.limit
+        new_limit = usage + quota.required
+        if limit >= new_limit:
+            return Fix(
+                "retry",
+                f"The {quota_label(quota)} now allows it (limit {limit}, usage {usage}, {quota.required} required): "
+                "no request needed; the next launch attempt should succeed.",
+                "",
+                check_usage(region),
+            )
     scope = (
         f"/subscriptions/{subscription or SUBSCRIPTION_PLACEHOLDER}/providers/Microsoft.Compute/locations/"
         f"{region or '<region>'}"
     )
     command = (
         f"az quota update --resource-name {quota.name} --scope {scope} "
-        f"--limit-object value={quota.new_limit} --resource-type {_RESOURCE_TYPE.get(quota.scope, 'dedicated')}"
+        f"--limit-object value={new_limit} --resource-type {_RESOURCE_TYPE.get(quota.scope, 'dedicated')}"
     )
     summary = (
-        f"Request a {quota_label(quota)} increase in {region or 'the region'} from {quota.limit} to at least "
-        f"{quota.new_limit} (usage {quota.usage} + {quota.required} required); needs the Azure CLI 'quota' "
-        "extension, or file the same figures as a quota request in the portal."
+        f"Request a {quota_label(quota)} increase in {region or 'the region'} from "
+        f"{limit} to at least {new_limit} (usage {usage} + "
+        f"{quota.required} required); needs the Azure CLI 'quota' extension, or file the same figures as a quota "
+        "request in the portal."
     )
     return Fix("quota-request", summary, command, check_usage(region))
 

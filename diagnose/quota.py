@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from diagnose.correlate import Occurrence
-from provisioner.model.errors import InputError
+from provisioner.model.errors import InputError, KarpError
 from provisioner.model.quota import QuotaSnapshot, QuotaUsage
 
-__all__ = ["LogQuotaSource", "QuotaSource", "SnapshotQuotaSource"]
+__all__ = ["LogQuotaSource", "QuotaSource", "SnapshotQuotaSource", "TolerantQuotaSource"]
 
 
 @runtime_checkable
@@ -141,3 +141,21 @@ def _parse_snapshot(document: Any, path: Path) -> tuple[str, datetime, dict[str,
             name, _number(entry.get("limit"), path, f"{name}.limit"), _number(usage, path, f"{name}.currentValue"), localized
         )
     return region, read_at, items
+
+
+class TolerantQuotaSource:
+    """Wraps a live or saved source so that a failure to read it (no permission, no login,
+    Azure unreachable) costs only the current figures: the offline findings still print,
+    and ``failure`` says why the current figures are missing."""
+
+    def __init__(self, inner: QuotaSource) -> None:
+        self.inner = inner
+        self.source = str(getattr(inner, "source", "azure"))
+        self.failure = ""
+
+    def read(self, region: str) -> QuotaSnapshot:
+        try:
+            return self.inner.read(region)
+        except KarpError as e:
+            self.failure = str(e).splitlines()[0] if str(e) else type(e).__name__
+            return QuotaSnapshot(region, datetime.now(UTC), self.source, {})

@@ -22,9 +22,10 @@ Nothing here reads a clock or touches the screen; ``views`` turns it into table 
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -149,6 +150,7 @@ def _time(record: Record) -> datetime | None:
     return value if isinstance(value, datetime) else None
 
 
+_LOG_COLUMNS = frozenset({"file", "line", "time", "level", "component", "message", "raw"})
 _LAUNCH_EVENTS = {"nodeclaim.launch_failed", "nodeclaim.launch_timeout"}
 _GONE_POD_REASONS = {"Scheduled", "Started", "Killing", "Deleted"}
 _NOMINATED_CLAIM = re.compile(r"nodeclaim/([\w.-]+)")
@@ -170,6 +172,7 @@ class ClusterState:
         self.findings: list[Finding] = []
         self.derived_requests: dict[str, tuple[int, int]] = {}  # pod or workload -> (cpu m, bytes)
         self.log: list[LogRecord] = []
+        self.log_at: dict[tuple[str, int], LogRecord] = {}  # (file, line) -> record, for evidence
         self.time: datetime | None = None  # time of the latest record applied
         # What changed since the screen last looked (``take_changes``): pod keys, or everything.
         self.changed_pods: set[str] = set()
@@ -181,6 +184,27 @@ class ClusterState:
     def apply_many(self, records: Iterable[Record]) -> None:
         for record in records:
             self.apply(record)
+
+    def copy(self, log: bool = True) -> ClusterState:
+        """An independent copy; without ``log``, the copy's log is empty (the caller restores it)."""
+        twin = ClusterState()
+        twin.pods = {k: copy.copy(p) for k, p in self.pods.items()}
+        twin.claims = {
+            k: replace(c, conditions={n: copy.copy(v) for n, v in c.conditions.items()}) for k, c in self.claims.items()
+        }
+        twin.quota = {k: copy.copy(g) for k, g in self.quota.items()}
+        twin.counted, twin.counted_claim = dict(self.counted), dict(self.counted_claim)
+        twin.derived_requests = dict(self.derived_requests)
+        twin._batch, twin._batch_workloads = list(self._batch), list(self._batch_workloads)
+        twin.region, twin.time, twin.findings = self.region, self.time, list(self.findings)
+        if log:
+            twin.log, twin.log_at = list(self.log), dict(self.log_at)
+        return twin
+
+    def restore_log(self, records: list[LogRecord]) -> None:
+        """Set the log to ``records`` (a prefix of a longer replay's log)."""
+        self.log = records
+        self.log_at = {(r.file, r.line): r for r in records}
 
     def take_changes(self) -> tuple[bool, set[str]]:
         """(everything changed?, pod keys changed) since the last call; resets both."""
@@ -217,23 +241,20 @@ class ClusterState:
             self._read_quota(record, moment)
 
     def _keep_log(self, record: Record, moment: datetime | None) -> None:
-        skip = {"file", "line", "time", "level", "component", "message", "raw"}
-        fields = tuple(
-            (k, v) for k, v in record.items() if k not in skip and v is not None and v != [] and v != ""
+        fields = tuple((k, v) for k, v in record.items() if k not in _LOG_COLUMNS and v is not None and v != [] and v != "")
+        entry = LogRecord(
+            index=len(self.log),
+            file=_str(record, "file"),
+            line=_int(record, "line") or 0,
+            time=moment,
+            level=_str(record, "level") or "INFO",
+            component=_str(record, "component"),
+            message=_str(record, "message"),
+            raw=_str(record, "raw"),
+            fields=fields,
         )
-        self.log.append(
-            LogRecord(
-                index=len(self.log),
-                file=_str(record, "file"),
-                line=_int(record, "line") or 0,
-                time=moment,
-                level=_str(record, "level") or "INFO",
-                component=_str(record, "component"),
-                message=_str(record, "message"),
-                raw=_str(record, "raw"),
-                fields=fields,
-            )
-        )
+        self.log.append(entry)
+        self.log_at[(entry.file, entry.line)] = entry
 
     def _pod(self, key: str, moment: datetime | None) -> PendingPod:
         pod = self.pods.get(key)

@@ -222,11 +222,15 @@ _ERROR_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
+_COPIED = {"raw"}
+
+
 def _compact(frame: pl.DataFrame) -> pl.DataFrame:
     """SCHEMA columns, lean.
 
-    polars strings are views: a few raw lines taken from a block would keep the whole
-    block's text alive, so they are copied out. A column without a value in the block
+    polars strings are views into shared buffers: a column derived from a block (a few raw
+    lines, names cut out of messages) would keep the block's whole buffers alive, so every
+    string column is copied into buffers of its own. A column without a value in the block
     stays a constant, which takes no memory per row."""
     if frame.height == 0:
         return pl.DataFrame(schema=SCHEMA)
@@ -235,7 +239,7 @@ def _compact(frame: pl.DataFrame) -> pl.DataFrame:
     for (name, dtype), null_count in zip(SCHEMA.items(), nulls, strict=True):
         if null_count == frame.height:
             out.append(pl.lit(None, dtype).alias(name))
-        elif name == "raw":
+        elif dtype == pl.Utf8 and name in _COPIED:
             out.append(pl.concat_str([pl.col(name), pl.lit("")]).alias(name))
         else:
             out.append(pl.col(name).cast(dtype))

@@ -26,6 +26,7 @@ from diagnose.ingest.vocabulary import DECODE_SCHEMA
 
 __all__ = ["PREFIX_RE", "Block", "decode_block", "decode_records"]
 
+
 # kubectl logs --prefix, then --timestamps, then the object (leading blanks tolerated)
 PREFIX_RE = r"^(\[[^\]]*\] )?(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) )?\s*(\{.*\})$"
 
@@ -41,6 +42,10 @@ class Block:
 
 
 def _read_lines(data: bytes) -> tuple[pl.Series, bytes]:
+    """The block's lines, and the bytes they were split from (CRLF made LF, invalid UTF-8 replaced),
+    so that byte offsets computed from the lines hold in those bytes."""
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")
     try:
         return pl.read_lines(data).to_series(), data
     except pl.exceptions.ComputeError:  # invalid UTF-8 somewhere in the block
@@ -78,7 +83,7 @@ def decode_block(data: bytes, first_line: int, file: str) -> Block:
     groups = others.str.extract_groups(PREFIX_RE)
     body = groups.struct.field("3")
     prefixed = body.is_not_null()
-    candidate = plain.scatter(other_idx, prefixed) if other_idx.len() else plain
+    candidate = plain.clone().scatter(other_idx, prefixed) if other_idx.len() else plain
     cand_idx = candidate.arg_true()
     prefix_time = (
         pl.repeat(None, n, dtype=pl.Utf8, eager=True).scatter(other_idx, groups.struct.field("2")).gather(cand_idx)
@@ -92,14 +97,26 @@ def decode_block(data: bytes, first_line: int, file: str) -> Block:
     rare = list(zip((rest_idx.filter(~blank_mask) + first_line).to_list(), rest.filter(~blank_mask).to_list(), strict=True))
 
     cut = (others.str.len_bytes() - body.str.len_bytes().fill_null(0)).to_list()
-    buf = _blanked(data, lines, other_idx.to_list(), cut) if other_idx.len() else data
-    decoded = _ndjson(buf) if cand_idx.len() else pl.DataFrame(schema=DECODE_SCHEMA)
-    if decoded.height != cand_idx.len():  # an invalid object somewhere: set those lines aside
-        buf, bad = _without_invalid(buf, lines, cand_idx, prefixed, other_idx, body)
-        keep = ~cand_idx.is_in(bad.implode())
-        cand_idx, prefix_time = cand_idx.filter(keep), prefix_time.filter(keep)
-        rare = sorted(rare + [(i + first_line, lines[i]) for i in bad.to_list()])
+    buf: bytes | bytearray = _blanked(data, lines, other_idx.to_list(), cut) if other_idx.len() else data
+    try:
         decoded = _ndjson(buf) if cand_idx.len() else pl.DataFrame(schema=DECODE_SCHEMA)
+        whole = decoded.height == cand_idx.len()
+    except pl.exceptions.PolarsError:
+        whole = False
+    if not whole:  # an invalid object somewhere: set those lines aside, suspects first
+        texts = lines.clone().scatter(other_idx.filter(prefixed), body.filter(prefixed)) if prefixed.any() else lines
+        for suspects_only in (True, False):
+            buf, bad = _without_invalid(buf, lines, texts, cand_idx, suspects_only)
+            keep = ~cand_idx.is_in(bad.implode())
+            cand_idx, prefix_time = cand_idx.filter(keep), prefix_time.filter(keep)
+            rare = sorted(rare + [(i + first_line, lines[i]) for i in bad.to_list()])
+            try:
+                decoded = _ndjson(buf) if cand_idx.len() else pl.DataFrame(schema=DECODE_SCHEMA)
+                if decoded.height == cand_idx.len():
+                    break
+            except pl.exceptions.PolarsError:
+                if not suspects_only:
+                    raise
     meta = pl.DataFrame(
         {
             "line": (cand_idx.cast(pl.Int64) + first_line),
@@ -115,17 +132,14 @@ def decode_block(data: bytes, first_line: int, file: str) -> Block:
 
 
 def _offsets(lines: pl.Series) -> tuple[list[int], list[int]]:
+    """Byte offset and length of each line in the block (lines end with one LF)."""
     lengths = lines.str.len_bytes().cast(pl.Int64)
     starts = (lengths + 1).cum_sum() - (lengths + 1)
     return starts.to_list(), lengths.to_list()
 
 
-def _blanked(data: bytes, lines: pl.Series, indices: list[int], cuts: list[int]) -> bytes | bytearray:
+def _blanked(data: bytes, lines: pl.Series, indices: list[int], cuts: list[int]) -> bytearray:
     """The block with the first ``cut`` bytes of each listed line overwritten by spaces."""
-    if b"\r" in data:  # offsets from the split lines would be off by the CRs: rebuild instead
-        rebuilt = lines.scatter(indices, [lines[i][len(lines[i].encode()) and 0:][_chars(lines[i], c):] for i, c in zip(indices, cuts, strict=True)])
-        joined: str = rebuilt.str.join("\n").item()
-        return joined.encode("utf-8")
     starts, _ = _offsets(lines)
     buf = bytearray(data)
     for i, cut in zip(indices, cuts, strict=True):
@@ -135,26 +149,33 @@ def _blanked(data: bytes, lines: pl.Series, indices: list[int], cuts: list[int])
     return buf
 
 
-def _chars(text: str, cut_bytes: int) -> int:
-    """How many characters of ``text`` make its first ``cut_bytes`` bytes."""
-    return len(text.encode("utf-8")[:cut_bytes].decode("utf-8", errors="ignore"))
+# Signs of a broken object, cheap to test on every candidate: unbalanced brackets (a cut
+# line), or a quote that closes a string and is followed by more text (unescaped inner quotes).
+_SUSPECT_QUOTE = r'[^\\]"\s+[^\s:,}\]]'
+
+
+def _suspects(texts: pl.Series) -> pl.Series:
+    return (
+        (texts.str.count_matches("{", literal=True) != texts.str.count_matches("}", literal=True))
+        | (texts.str.count_matches("[", literal=True) != texts.str.count_matches("]", literal=True))
+        | texts.str.contains(_SUSPECT_QUOTE)
+    )
 
 
 def _without_invalid(
-    buf: bytes | bytearray, lines: pl.Series, cand_idx: pl.Series, prefixed: pl.Series, other_idx: pl.Series,
-    body: pl.Series,
+    buf: bytes | bytearray, lines: pl.Series, texts: pl.Series, cand_idx: pl.Series, suspects_only: bool
 ) -> tuple[bytearray, pl.Series]:
-    """Check every candidate with orjson; blank the invalid ones. Returns the buffer and their indices."""
-    texts = lines.scatter(other_idx.filter(prefixed), body.filter(prefixed)) if prefixed.any() else lines
-    candidates = texts.gather(cand_idx).to_list()
-    bad = [i for i, text in zip(cand_idx.to_list(), candidates, strict=True) if not _valid(text)]
+    """Check candidates with orjson (only the suspect ones, or all) and blank the invalid ones.
+
+    Returns the buffer and the indices of the lines set aside."""
+    candidates = texts.gather(cand_idx)
+    indices = cand_idx
+    if suspects_only:
+        mask = _suspects(candidates)
+        candidates, indices = candidates.filter(mask), cand_idx.filter(mask)
+    bad = [i for i, text in zip(indices.to_list(), candidates.to_list(), strict=True) if not _valid(text)]
     out = bytearray(buf)
-    if bad:
-        starts, lengths = _offsets(lines) if b"\r" not in buf else ([], [])
-        if starts:
-            for i in bad:
-                out[starts[i] : starts[i] + lengths[i]] = b" " * lengths[i]
-        else:
-            kept = texts.scatter(bad, [""] * len(bad))
-            out = bytearray(kept.filter(kept.is_in(pl.Series([""])).not_() | True).str.join("\n").item().encode())
+    starts, lengths = _offsets(lines)
+    for i in bad:
+        out[starts[i] : starts[i] + lengths[i]] = b" " * lengths[i]
     return out, pl.Series(bad, dtype=cand_idx.dtype)

@@ -88,18 +88,18 @@ def _finding(index: int, finding: Finding) -> list[str]:
 
 def render_markdown(report: Report) -> str:
     stats = report.input
-    lines = ["# karp-diagnose report", "", f"**Input:** {input_line(stats)}"]
+    lines = ["# karp-diagnose report", "", f"- **Input:** {input_line(stats)}"]
     if stats.files:
-        lines.append("**Files:** " + ", ".join(f"`{f}`" for f in stats.files))
+        lines.append("- **Files:** " + ", ".join(f"`{f}`" for f in stats.files))
     if stats.unparsed_refs:
-        lines.append(f"**Unparsed lines:** {refs(stats.unparsed_refs, 20)}")
+        lines.append(f"- **Unparsed lines:** {refs(stats.unparsed_refs, 20)}")
     if stats.repaired_refs:
-        lines.append(f"**Repaired lines:** {refs(stats.repaired_refs, 20)}")
-    for note in report.notes:
-        lines.append(f"> {note}")
+        lines.append(f"- **Repaired lines:** {refs(stats.repaired_refs, 20)}")
     if report.filters:
-        lines.append("**Filters:** " + "; ".join(f"{k} {', '.join(v)}" for k, v in report.filters.items()))
+        lines.append("- **Filters:** " + "; ".join(f"{k} {', '.join(v)}" for k, v in report.filters.items()))
     lines.append("")
+    for note in report.notes:
+        lines += [f"> {note}", ""]
     if not report.findings:
         lines += ["No findings: nothing in the input explains a Pending pod.", ""]
     for index, finding in enumerate(report.findings, 1):

@@ -130,8 +130,8 @@ def _finding(console: Console, index: int, finding: Finding) -> None:
     if finding.alternatives:
         shown = finding.alternatives[:3]
         text = ", ".join(f"{a.instance_type} ({a.vcpus} vCPUs, {plural(a.pods_per_node, 'pod')}/node)" for a in shown)
-        more = len(finding.alternatives) - len(shown)
-        console.print(f"   [dim]sizes that fit now:[/] {escape(text)}{f' and {more} more' if more > 0 else ''}")
+        hidden = len(finding.alternatives) - len(shown)
+        console.print(f"   [dim]sizes that fit now:[/] {escape(text)}{f' and {hidden} more' if hidden > 0 else ''}")
     total = max(finding.evidence_total, len(finding.evidence))
     evidence = refs(finding.evidence)
     if total > len(finding.evidence):

@@ -220,8 +220,8 @@ def subject(finding: Finding) -> str:
 def lead(finding: Finding) -> str:
     """ "10 pods of default/inflate are Pending" (or "were Pending" once resolved)."""
     who = subject(finding)
-    if not finding.pod_count:
-        return f"{who} {'was' if finding.resolved else 'is'} blocked"
+    if not finding.pod_count:  # the rule's own words name the NodeClaim or NodePool
+        return f"Provisioning {'was' if finding.resolved else 'is'} blocked"
     single = finding.pod_count == 1
     if finding.resolved:
         return f"{who} {'was' if single else 'were'} Pending"

@@ -27,6 +27,13 @@ _SCOPES = {
 }
 
 
+_SOURCE_LABEL = {"snapshot": "saved usages file", "azure": "Azure usages API", "log": "the log"}
+
+
+def _source_of(context: Context) -> str:
+    return str(getattr(context.quota_source, "source", "azure"))
+
+
 def _key(occurrence: Occurrence) -> tuple[str, ...]:
     name = occurrence.quota.quota if occurrence.quota else ""
     return (occurrence.category, (occurrence.region or "").lower(), name)
@@ -140,7 +147,7 @@ def _explain(finding: Finding, group: Group, context: Context) -> None:
     headroom = quota.headroom
     finding.summary = (
         f"{lead(finding)} because {claims_phrase(finding)} {'needs' if len(finding.nodeclaims) <= 1 else 'need'} "
-        f"{sku_phrase(finding)} and the "
+        f"{sku_phrase(finding) if finding.instance_types else f'{quota.required} more vCPUs'} and the "
         f"{fixes.quota_label(quota)}{where} has {headroom} vCPUs left (limit {quota.limit}, usage {quota.usage}, "
         f"required {quota.required}): the limit must be at least {quota.new_limit}."
     )
@@ -148,7 +155,7 @@ def _explain(finding: Finding, group: Group, context: Context) -> None:
         live = quota.live
         headroom = max(live.limit - live.usage, 0)
         finding.details.append(
-            f"Figures read at {fmt_time(live.read_at)} ({context.quota_source.__class__.__name__}): "
+            f"Figures read at {fmt_time(live.read_at)} ({_SOURCE_LABEL.get(_source_of(context), 'another source')}): "
             f"limit {live.limit}, usage {live.usage}, {headroom} vCPUs left."
         )
         if live.limit >= quota.new_limit:

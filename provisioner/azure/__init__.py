@@ -11,7 +11,7 @@ from provisioner.azure.compute import AzureCompute, VmCreation
 from provisioner.azure.config import AzureConfig
 from provisioner.azure.credentials import StaticCredential
 from provisioner.azure.quota_client import QuotaClient, QuotaLimit, QuotaRequestStatus
-from provisioner.azure.quota_reader import LiveQuotaSource, read_live_quota
+from provisioner.azure.quota_reader import LiveQuotaSource, diagnose_quota_source, read_live_quota
 
 __all__ = [
     "AzureCompute",
@@ -22,5 +22,6 @@ __all__ = [
     "QuotaRequestStatus",
     "StaticCredential",
     "VmCreation",
+    "diagnose_quota_source",
     "read_live_quota",
 ]

@@ -24,7 +24,7 @@ from provisioner.azure.config import AzureConfig
 from provisioner.azure.errors import map_error
 from provisioner.model.quota import REGIONAL_QUOTA, SPOT_QUOTA, QuotaSnapshot, QuotaUsage
 
-__all__ = ["LiveQuotaSource", "is_vcpu_quota", "read_live_quota", "snapshot_from_usages"]
+__all__ = ["LiveQuotaSource", "diagnose_quota_source", "is_vcpu_quota", "read_live_quota", "snapshot_from_usages"]
 
 
 def as_json(model: Any) -> dict[str, Any]:
@@ -91,3 +91,46 @@ class LiveQuotaSource:
         if region and region != config.location:
             config = replace(config, location=region)
         return read_live_quota(config)
+
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def diagnose_quota_source(*, subscription: str, location: str, endpoint: str = "", ca: str = "") -> LiveQuotaSource:
+    """The live ``QuotaSource`` behind ``karp-diagnose --azure``.
+
+    The subscription comes from ``--subscription`` or ``AZURE_SUBSCRIPTION_ID``; the region from
+    ``--location`` or, per finding, from the log. Against Azure the credential is
+    ``DefaultAzureCredential`` (``az login``, workload identity); an ``--azure-endpoint`` on the
+    loopback address is a local stand-in (``karp-sim arm``) that accepts any token, so no real
+    credential is looked for there.
+    """
+    import os
+    from urllib.parse import urlparse
+
+    from provisioner.azure.credentials import StaticCredential
+    from provisioner.model.errors import InputError
+
+    subscription = subscription or os.environ.get("AZURE_SUBSCRIPTION_ID", "")
+    if not subscription:
+        raise InputError("--azure needs a subscription: pass --subscription ID or set AZURE_SUBSCRIPTION_ID")
+    if ca and not os.path.isfile(ca):
+        raise InputError(f"--azure-ca {ca}: no such file")
+    credential: Any | None = None
+    if endpoint:
+        host = urlparse(endpoint).hostname or ""
+        if not urlparse(endpoint).scheme.startswith("http") or not host:
+            raise InputError(f"--azure-endpoint {endpoint!r}: not an https URL")
+        if host in _LOOPBACK_HOSTS or host.startswith("127."):
+            credential = StaticCredential()
+    config = AzureConfig(
+        subscription_id=subscription,
+        resource_group="-",  # the usages API needs none
+        location=location or "westus2",
+        endpoint=endpoint or None,
+        ca_cert=ca or None,
+        credential=credential,
+        polling_interval=0.0 if endpoint else 5.0,
+        timeout=20.0,
+        max_retries=2,
+    )
+    return LiveQuotaSource(config)

@@ -80,6 +80,7 @@ class LaunchResult:
     vm: VmInfo | None = None
     error: CloudError | None = None
     adopted: bool = False
+    finished_at: datetime | None = None  # when Azure answered (before the quota re-read that counts it)
 
     @property
     def ok(self) -> bool:
@@ -201,7 +202,7 @@ class Launcher:
         existing = self._compute.get_vm(request.name)
         if existing is not None and existing.provisioning_state in ("Creating", "Succeeded", "Updating"):
             self._log.log("vm.adopted", name=claim, vm=existing.name, **{"provider-id": existing.provider_id})
-            return LaunchResult(request, vm=existing, adopted=True)
+            return LaunchResult(request, vm=existing, adopted=True, finished_at=self._clock())
         if existing is not None:
             self._delete_vm(claim, request.name)
         self._log.log("nic.creating", name=claim, message=f"creating network interface {request.name}",
@@ -231,13 +232,14 @@ class Launcher:
             vm: VmInfo = self._compute.begin_create_vm(spec).result()
         except CloudError as e:
             return self._failed(request, e, nic_created=True, vm_maybe=True)
+        finished = self._clock()
         launched: dict[str, Any] = {
             "provider-id": vm.provider_id, "instance-type": it.name, "zone": vm.zone or request.zone,
             "capacity-type": request.capacity_type,
             "allocatable": {"cpu": f"{it.vcpus}", "memory": f"{it.memory_mib}Mi", "pods": str(it.max_pods)},
         }
         self._log.log("nodeclaim.launched", name=claim, **launched)
-        return LaunchResult(request, vm=vm)
+        return LaunchResult(request, vm=vm, finished_at=finished)
 
     def _failed(self, request: LaunchRequest, error: CloudError, nic_created: bool, vm_maybe: bool = False) -> LaunchResult:
         claim = request.claim

@@ -56,7 +56,8 @@ class Lifecycle:
         now = self._clock()
         if result.ok and result.vm is not None:
             conditions, transitions = set_condition(list(record.conditions), "Launched", "True", "Launched", "", now)
-            record = replace(record, provider_id=result.vm.provider_id, conditions=tuple(conditions), launched_at=now,
+            record = replace(record, provider_id=result.vm.provider_id, conditions=tuple(conditions),
+                             launched_at=result.finished_at or now,
                              zone=result.vm.zone or record.zone)
             self.launched_ok += 1
         else:

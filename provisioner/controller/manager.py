@@ -88,6 +88,7 @@ class Controller:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._last_pass = 0.0
+        self._known: set[str] = set()  # provisionable pods already seen: only newcomers open a window
         self.errors: list[str] = []
 
     # --- callbacks ----------------------------------------------------------------------
@@ -103,7 +104,11 @@ class Controller:
 
     # --- one step at a time (tests) -------------------------------------------------------
     def feed(self) -> int:
-        return self.batcher.add(self.cluster.pending_keys())
+        """Open or extend the batching window for pods that just became provisionable."""
+        current = set(self.cluster.pending_keys())
+        fresh = current - self._known
+        self._known = current
+        return self.batcher.add(sorted(fresh))
 
     def run_pass(self) -> None:
         self._last_pass = self._monotonic()

@@ -52,13 +52,15 @@ def _may_match(term: Requirements, labels: dict[str, str]) -> bool:
     return term.only(labels.keys()).matches(labels)
 
 
-def _claim(record: ClaimRecord) -> NodeClaim:
+def _claim(record: ClaimRecord, overhead: Resources) -> NodeClaim:
+    """An in-flight claim as the planner sees it. Its requests are only the DaemonSet overhead: the pods
+    it was made for are still pending, and the planner places them again (onto it, first)."""
     launched = record.status_of("Launched") == "True"
     status = NodeClaimStatus.PLANNED
     if launched:
         status = NodeClaimStatus.REGISTERED if record.node_name else NodeClaimStatus.LAUNCHED
     return NodeClaim(
-        name=record.name, nodepool=record.nodepool, requests=record.requests, instance_types=(record.instance_type,),
+        name=record.name, nodepool=record.nodepool, requests=overhead, instance_types=(record.instance_type,),
         instance_type=record.instance_type, capacity_type=record.capacity_type, zone=record.zone, status=status,
         node_name=record.node_name, provider_id=record.provider_id, created_at=record.launched_at,
     )
@@ -90,15 +92,17 @@ def build_snapshot(data: PlanInput, unavailable: UnavailableOfferings, region: s
     view = data.view
     launching = {c.node_name for c in data.in_flight if c.node_name and c.status_of("Initialized") != "True"}
     catalog = Catalog(region=region, types=data.catalog, read_at=None, source="controller")
+    overhead = {p.name: daemonset_overhead(p, view.daemonset_pods) for p in view.nodepools}
     return Snapshot(
         pods=view.pending,
         nodepools=view.nodepools,
         catalog=catalog,
         nodes=tuple(_settled(n.node, launching) for n in view.nodes),
-        in_flight=tuple(_claim(c) for c in data.in_flight if c.status_of("Initialized") != "True"),
+        in_flight=tuple(_claim(c, overhead.get(c.nodepool, Resources())) for c in data.in_flight
+                        if c.status_of("Initialized") != "True"),
         quota=data.quota if data.quota_aware else None,
         unavailable=unavailable_keys(unavailable, catalog, data),
-        daemonset_overhead={p.name: daemonset_overhead(p, view.daemonset_pods) for p in view.nodepools},
+        daemonset_overhead=overhead,
         node_classes={nc.name: nc for nc in view.nodeclasses},
         now=data.now,
     )

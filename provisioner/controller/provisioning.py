@@ -138,7 +138,7 @@ class Provisioner:
                 self._quota.refresh_if_stale()
             except Exception as e:  # fail open on the last good view, and say so
                 self._log.log("quota.updated", message="could not read quota usages; using the last good view", error=str(e))
-            quota = self._quota.view()
+            quota = self._quota.snapshot()
         catalog = tuple(self._unavailable.apply(list(self._catalog()), now))
         with self._lock:
             failed = set(self.failed)

@@ -86,6 +86,12 @@ class QuotaCache:
         with self._lock:
             return list(self._reservations.values())
 
+    def snapshot(self) -> QuotaSnapshot | None:
+        """The last read as Azure reported it (no reservations): what the planner budgets from,
+        counting in-flight claims itself."""
+        with self._lock:
+            return self._snapshot
+
     @property
     def read_at(self) -> datetime | None:
         return self._read_at

@@ -107,13 +107,15 @@ class EventRecorder:
             log.warning("event recorder: queue full, dropped %s event %s", type_, reason)
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until every queued Event has been handled (True) or the timeout ends."""
-        deadline = self.clock() + timeout
-        while self.clock() < deadline:
-            if self._queue.unfinished_tasks == 0:
-                return True
-            time.sleep(0.005)
-        return self._queue.unfinished_tasks == 0
+        """Wait until every queued Event has been handled (True) or the timeout ends (real time)."""
+        deadline = time.monotonic() + timeout
+        with self._queue.all_tasks_done:
+            while self._queue.unfinished_tasks:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._queue.all_tasks_done.wait(remaining)
+        return True
 
     def close(self, timeout: float = 5.0) -> None:
         if self._started:

@@ -117,7 +117,11 @@ class LeaderElector:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            ok = self.try_acquire_or_renew()
+            try:
+                ok = self.try_acquire_or_renew()
+            except Exception as e:  # an unexpected answer must not kill the elector
+                log.warning("leader election: attempt failed: %s", e)
+                ok = False
             now = self.clock()
             if ok:
                 self._last_renew = now

@@ -73,6 +73,8 @@ class Pod:
     node_name: str = ""
     shape: Shape = field(init=False, repr=False, compare=False)
     key: str = field(init=False, repr=False, compare=False)  # namespace/name, as Karpenter's logs name a pod
+    # the alternatives a node must satisfy one of (nodeSelector folded into each affinity term)
+    terms: tuple[Requirements, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.requests.pods < 1:
@@ -85,16 +87,11 @@ class Pod:
         object.__setattr__(self, "affinity_terms", tuple(self.affinity_terms))
         object.__setattr__(self, "tolerations", tuple(self.tolerations))
         object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
-        shape = Shape((self.requests, self.terms, frozenset(self.tolerations), self.priority))
-        object.__setattr__(self, "shape", _SHAPES.setdefault(shape.key, shape))
-
-    @property
-    def terms(self) -> tuple[Requirements, ...]:
-        """The alternatives a node must satisfy one of (nodeSelector folded into each term)."""
         selector = Requirements.from_labels(dict(self.node_selector))
-        if not self.affinity_terms:
-            return (selector,)
-        return tuple(term.intersect(selector) for term in self.affinity_terms)
+        terms = tuple(t.intersect(selector) for t in self.affinity_terms) if self.affinity_terms else (selector,)
+        object.__setattr__(self, "terms", terms)
+        shape = Shape((self.requests, terms, frozenset(self.tolerations), self.priority))
+        object.__setattr__(self, "shape", _SHAPES.setdefault(shape.key, shape))
 
     @property
     def selector_map(self) -> dict[str, str]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from provisioner.scheduling.candidates import Option
 from provisioner.scheduling.ledger import Ledger
 
-__all__ = ["Bin", "Demand", "pack_cheapest", "pack_karpenter", "pack_scarce", "right_size"]
+__all__ = ["Bin", "Demand", "fit_count", "pack_cheapest", "pack_karpenter", "pack_scarce", "right_size"]
 
 Vector = tuple[int, int, int, int]
 
@@ -84,7 +84,7 @@ class Demand:
             self.pods -= n
             if not rem[i]:
                 self.dead += 1
-        if self.dead > 16 and self.dead * 2 > len(self.order):
+        if self.dead > 16 and self.dead * 8 > len(self.order):
             self.order = [i for i in self.order if rem[i]]
             self.dead = 0
 
@@ -101,7 +101,8 @@ class Bin:
         return sum(k for _, k in self.counts) * self.copies
 
 
-def _fit(c: int, m: int, p: int, e: int, req: Vector) -> int:
+def fit_count(c: int, m: int, p: int, e: int, req: Vector) -> int:
+    """How many pods requesting ``req`` fit in free room (c, m, p, e): a division per resource."""
     rc, rm, rp, re_ = req
     k = p // rp if rp else 1 << 40
     if rc and c // rc < k:
@@ -170,12 +171,15 @@ def _affordable(options: Sequence[Option], ledger: Ledger, pool: str) -> list[tu
     return out
 
 
+_TABLE_CAP = 1500  # pods covered by the exact tail table of one class
+
+
 def _pack_single(i: int, demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str) -> list[Bin]:
     """One class: bulk on the best price-per-pod size, exact covering table for the tail."""
     req, n = demand.reqs[i], demand.rem[i]
     cand: list[tuple[Option, int]] = []
     for o, _ in _affordable(options, ledger, pool):
-        f = _fit(o.cpu, o.mem, o.pods, o.eph, req)
+        f = fit_count(o.cpu, o.mem, o.pods, o.eph, req)
         if f > 0:
             cand.append((o, f))
     if not cand:
@@ -189,7 +193,11 @@ def _pack_single(i: int, demand: Demand, options: Sequence[Option], ledger: Ledg
             best_fit = f
     bulk_option, bulk_fit = min(front, key=lambda t: (t[0].price / t[1], -t[1], t[0].rank))
     bins: list[Bin] = []
-    bulk = max(0, (n - best_fit) // bulk_fit)
+    # An optimal plan uses fewer than ``bulk_fit`` nodes of other sizes (any ``bulk_fit`` of them hold a
+    # subset whose pod count divides by ``bulk_fit``, which the bulk size holds as cheaply), so an exact
+    # table over the last ``bulk_fit * best_fit`` pods is exact overall; it is capped for speed.
+    window = min(n, max(min(bulk_fit * best_fit, _TABLE_CAP), best_fit + bulk_fit))
+    bulk = max(0, (n - window) // bulk_fit)
     bulk = min(bulk, ledger.copies(bulk_option, pool))
     if bulk:
         used = tuple(x * bulk_fit for x in req)
@@ -307,7 +315,7 @@ def pack_cheapest(demand: Demand, options: Sequence[Option], ledger: Ledger, poo
         bins = _pack_single(live[0], demand, options, ledger, pool)
         bins.extend(_pack_with(demand, options, ledger, pool, None))
         return bins
-    tries = 4 if len(live) <= 200 else 1
+    tries = 3 if len(live) <= 200 else 1
     best: tuple[int, float, list[Bin], Demand, Ledger] | None = None
     for bulk in [*_bulk_candidates(demand, options, ledger, pool, tries), None][: max(tries, 1) + (tries > 1)]:
         d, led = demand.copy(), ledger.copy()
@@ -344,7 +352,7 @@ def _scarce_single(i: int, demand: Demand, options: Sequence[Option], ledger: Le
     req, n = demand.reqs[i], demand.rem[i]
     items: list[tuple[Option, int]] = []
     for o, _ in _affordable(options, ledger, pool):
-        f = min(_fit(o.cpu, o.mem, o.pods, o.eph, req), n)
+        f = min(fit_count(o.cpu, o.mem, o.pods, o.eph, req), n)
         if f > 0 and o.vcpus <= budget:
             items.append((o, f))
     items.sort(key=lambda t: (t[0].vcpus, -t[1], t[0].price, t[0].rank))
@@ -382,7 +390,7 @@ def _scarce_single(i: int, demand: Demand, options: Sequence[Option], ledger: Le
     bins: list[Bin] = []
     for idx in sorted(chosen, key=lambda x: (-front[x][1], front[x][0].rank)):
         o, _ = front[idx]
-        k = min(_fit(o.cpu, o.mem, o.pods, o.eph, req), demand.rem[i])
+        k = min(fit_count(o.cpu, o.mem, o.pods, o.eph, req), demand.rem[i])
         if k > 0 and ledger.copies(o, pool) > 0:
             _commit(bins, o, ((i, k),), (req[0] * k, req[1] * k, req[2] * k, req[3] * k), 1, demand, ledger, pool)
     return bins
@@ -460,7 +468,7 @@ def pack_karpenter(demand: Demand, frontier: Sequence[Option], options: Sequence
             req = demand.reqs[i]
             best = 0
             for o in sizes:
-                k = _fit(o.cpu - c, o.mem - m, o.pods - p, o.eph - e, req)
+                k = fit_count(o.cpu - c, o.mem - m, o.pods - p, o.eph - e, req)
                 if k > best:
                     best = k
                     if best >= n:

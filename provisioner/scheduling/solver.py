@@ -24,6 +24,7 @@ import hashlib
 from dataclasses import dataclass
 
 from provisioner.model.allocatable import allocatable
+from provisioner.model.instance_type import InstanceType
 from provisioner.model.nodepool import NodeClaimStatus, NodePool
 from provisioner.model.pod import DAEMONSET, NODE, Pod
 from provisioner.model.requirements import CAPACITY_TYPE, INSTANCE_TYPE, ZONE
@@ -32,7 +33,7 @@ from provisioner.model.taints import Taint, untolerated
 from provisioner.scheduling.candidates import Candidates, Option, candidates
 from provisioner.scheduling.classes import Group, PodClass, classify
 from provisioner.scheduling.ledger import Ledger, PoolLimit
-from provisioner.scheduling.packing import Bin, Demand, pack_cheapest, pack_karpenter, pack_scarce
+from provisioner.scheduling.packing import Bin, Demand, fit_count, pack_cheapest, pack_karpenter, pack_scarce
 from provisioner.scheduling.plan import (
     InstanceOption,
     NewNodeClaim,
@@ -61,6 +62,19 @@ class _OpenNode:
     labels: dict[str, str]
     taints: tuple[Taint, ...]
     free: list[int]
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A new node being planned: later groups may still add pods to it while it has room."""
+
+    pool: NodePool
+    option: Option
+    cands: Candidates
+    overhead: Resources
+    used: list[int]  # what its pods request (overhead not included)
+    pods: list[Pod]
+    labels: dict[str, str] | None = None
 
 
 def _open_nodes(snapshot: Snapshot) -> list[_OpenNode]:
@@ -105,13 +119,7 @@ def _place_on_open(group: Group, nodes: list[_OpenNode], placements: list[Placem
             if not n:
                 break
             c, m, p, e = node.free
-            k = min(n, p // rp if rp else n)
-            if rc:
-                k = min(k, c // rc)
-            if rm:
-                k = min(k, m // rm)
-            if re_:
-                k = min(k, e // re_)
+            k = min(n, fit_count(c, m, p, e, cls.vector))
             if k <= 0:
                 continue
             node.free = [c - k * rc, m - k * rm, p - k * rp, e - k * re_]
@@ -151,11 +159,12 @@ class _Planner:
                 self.pool_limits[pool.name] = ((lim.cpu_m, lim.memory, lim.nodes), left)
         quota_left = {name: q.left for name, q in self.quotas.items()} if options.quota_aware else None
         self.ledger = Ledger(quota_left, limits)
-        self.claims: list[NewNodeClaim] = []
+        self.drafts: list[_Draft] = []
         self.notes: dict[int, list[Reason]] = {}
         self.blocked: dict[int, tuple[Group, NodePool, Candidates]] = {}
         self._inst: dict[int, tuple[Candidates, list[InstanceOption]]] = {}
         self.names: set[str] = {c.name for c in snapshot.in_flight}
+        self._types: dict[str, InstanceType] | None = None
 
     def _note(self, cls: PodClass, reason: Reason) -> None:
         self.notes.setdefault(id(cls), []).append(reason)
@@ -201,7 +210,39 @@ class _Planner:
             pool.name,
         )
 
+    def _draft_labels(self, d: _Draft) -> dict[str, str]:
+        if d.labels is None:
+            if self._types is None:
+                self._types = {it.name: it for it in self.snapshot.catalog.types}
+            labels = self._types[d.option.name].labels() | d.pool.label_map
+            labels[CAPACITY_TYPE] = d.option.capacity_type
+            if len(d.option.zones) == 1:
+                labels[ZONE] = d.option.zones[0]
+            d.labels = labels
+        return d.labels
+
+    def _place_on_drafts(self, group: Group) -> None:
+        usable = [
+            d for d in self.drafts
+            if not untolerated(d.pool.taints, group.tolerations)
+            and any(t.matches(self._draft_labels(d)) for t in group.terms)
+        ]
+        for cls in group.classes:
+            rc, rm, rp, re_ = cls.vector
+            for d in usable:
+                n = cls.count - cls.taken
+                if not n:
+                    break
+                o, (c, m, p, e) = d.option, d.used
+                k = min(n, fit_count(o.cpu - c, o.mem - m, o.pods - p, o.eph - e, cls.vector))
+                if k <= 0:
+                    continue
+                d.used = [c + k * rc, m + k * rm, p + k * rp, e + k * re_]
+                d.pods.extend(cls.take(k))
+
     def plan_group(self, group: Group) -> None:
+        if self.drafts:
+            self._place_on_drafts(group)
         for pool in self.pools:
             live = [c for c in group.classes if c.taken < c.count]
             if not live:
@@ -254,50 +295,59 @@ class _Planner:
             if cls.taken < cls.count and id(cls) not in self.blocked:
                 self.blocked[id(cls)] = (group, pool, cands)
 
-    def _options_for(self, b: Bin, pool: str, cands: Candidates) -> tuple[InstanceOption, ...]:
+    def _options_for(self, option: Option, used: tuple[int, ...], pool: str,
+                     cands: Candidates) -> tuple[InstanceOption, ...]:
+        """The sizes a claim may launch as: its chosen size first, then every size that holds its
+        pods (and, when budgets apply, fits what is left of them), cheapest first."""
         cached = self._inst.get(id(cands))
         if cached is None or cached[0] is not cands:
             inst = [InstanceOption(o.name, o.capacity_type, o.price, o.vcpus) for o in cands.options]
             cached = self._inst[id(cands)] = (cands, inst)
         inst = cached[1]
-        c, m, p, e = b.used
+        c, m, p, e = used
         ledger = self.ledger
-        check = not ledger.unlimited
-        rank = b.option.rank
+        rank = option.rank
         fitting = [o for o in cands.options if c <= o.cpu and m <= o.mem and p <= o.pods and e <= o.eph and o.rank != rank]
-        if check:
-            ledger.give(b.option, pool, 1)
+        if not ledger.unlimited:
+            ledger.give(option, pool, 1)
             fitting = [o for o in fitting if ledger.copies(o, pool) > 0]
-            ledger.take(b.option, pool, 1)
-        out = [inst[rank]] + [inst[o.rank] for o in fitting[: self.options.max_options - 1]]
-        return tuple(out)
+            ledger.take(option, pool, 1)
+        return (inst[rank], *(inst[o.rank] for o in fitting[: self.options.max_options - 1]))
 
     def _materialize(self, b: Bin, fitting: list[PodClass], pool: NodePool, cands: Candidates,
                      overhead: Resources) -> None:
-        o: Option = b.option
-        options = self._options_for(b, pool.name, cands)
-        requests = Resources(*b.used) + overhead
-        zone = o.zones[0] if len(o.zones) == 1 else ""
         for _ in range(b.copies):
             pods: list[Pod] = []
             for i, k in b.counts:
                 pods.extend(fitting[i].take(k))
-            self.claims.append(
+            self.drafts.append(_Draft(pool, b.option, cands, overhead, list(b.used), pods))
+
+    def claims(self) -> list[NewNodeClaim]:
+        out: list[NewNodeClaim] = []
+        memo: dict[tuple[int, int, tuple[int, ...]], tuple[InstanceOption, ...]] = {}
+        for d in self.drafts:
+            o, used = d.option, tuple(d.used)
+            key = (id(d.cands), o.rank, used)
+            options = memo.get(key)
+            if options is None:
+                options = memo[key] = self._options_for(o, used, d.pool.name, d.cands)
+            out.append(
                 NewNodeClaim(
-                    name=_claim_name(pool.name, pods[0].key, self.names),
-                    nodepool=pool.name,
+                    name=_claim_name(d.pool.name, d.pods[0].key, self.names),
+                    nodepool=d.pool.name,
                     instance_type=o.name,
                     capacity_type=o.capacity_type,
-                    zone=zone,
+                    zone=o.zones[0] if len(o.zones) == 1 else "",
                     zones=o.zones,
-                    pods=tuple(p.key for p in pods),
-                    requests=requests,
+                    pods=tuple(p.key for p in d.pods),
+                    requests=Resources(*used) + d.overhead,
                     options=options,
                     price_per_hour=o.price,
                     vcpus=o.vcpus,
                     quota_family=o.family,
                 )
             )
+        return out
 
     def unplaced(self, groups: list[Group]) -> list[Unplaced]:
         out: list[Unplaced] = []
@@ -345,4 +395,4 @@ def plan(snapshot: Snapshot, options: PlanOptions | None = None) -> Plan:
     for group in groups:
         planner.plan_group(group)
     unplaced = planner.unplaced(groups)
-    return Plan(tuple(planner.claims), tuple(placements), tuple(unplaced), options.quota_aware)
+    return Plan(tuple(planner.claims()), tuple(placements), tuple(unplaced), options.quota_aware)

@@ -9,6 +9,7 @@ produces watch streams (initial ADDED events, selector-aware transitions, BOOKMA
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -217,10 +218,30 @@ class ApiServer:
         return self.store.select(kind, ns, labels, fields)
 
     def list_answer(self, kind: Kind, ns: str, query: dict[str, str]) -> Obj:
+        """A list, in pages when ``limit`` is given (``continue`` tokens resume after the last key)."""
         items, rv = self.list_objects(kind, ns, query)
         items = sorted(items, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-        return {"kind": f"{kind.kind}List", "apiVersion": kind.api_version,
-                "metadata": {"resourceVersion": str(rv)}, "items": items}
+        meta: Obj = {"resourceVersion": str(rv)}
+        token = query.get("continue")
+        if token:
+            try:
+                state = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+                after, snapshot = tuple(state["after"]), int(state["rv"])
+            except (ValueError, KeyError, TypeError) as e:
+                raise ApiError(400, f"continue key is not valid: {e}") from e
+            if snapshot < self.store.compacted_rv:
+                raise ApiError(410, "The provided continue parameter is too old to display a consistent list result. "
+                                    "You can start a new list without the continue parameter.", "Expired")
+            items = [o for o in items if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > after]
+            meta["resourceVersion"] = str(snapshot)
+        limit = int(query.get("limit") or 0)
+        if 0 < limit < len(items):
+            last = items[limit - 1]["metadata"]
+            state = {"rv": int(meta["resourceVersion"]), "after": [last.get("namespace", ""), last["name"]]}
+            meta["continue"] = base64.urlsafe_b64encode(orjson.dumps(state)).decode()
+            meta["remainingItemCount"] = len(items) - limit
+            items = items[:limit]
+        return {"kind": f"{kind.kind}List", "apiVersion": kind.api_version, "metadata": meta, "items": items}
 
     def handle_create_crd(self, crd: Obj) -> Obj:
         return self._establish(self.store.create(self.kind("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "", crd))

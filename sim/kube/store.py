@@ -250,8 +250,11 @@ class Store:
         self._record(kind, "MODIFIED", result, old)
         return result
 
-    def mutate(self, kind: Kind, namespace: str, name: str, change: Callable[[Obj], None], subresource: str = "") -> Obj:
-        """Read-modify-write under the lock (used by the emulator's own controllers and patches)."""
+    def mutate(self, kind: Kind, namespace: str, name: str, change: Callable[[Obj], None], subresource: str = "*") -> Obj:
+        """Read-modify-write under the lock, for the emulator's own controllers and tests.
+
+        ``subresource`` "*" (the default) writes spec and status alike; "" keeps the status
+        as a main-resource update would, "status" keeps everything but the status."""
         with self.lock:
             old = self.get(kind, namespace, name)
             new = copy.deepcopy(old)

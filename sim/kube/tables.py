@@ -99,11 +99,37 @@ def _event_cells(event: Obj) -> list[Any]:
     return [age(last), event.get("type", ""), event.get("reason", ""), obj, event.get("message") or event.get("note") or ""]
 
 
+def _deployment_cells(obj: Obj) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [obj["metadata"]["name"], f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}", status.get("updatedReplicas", 0),
+            status.get("availableReplicas", 0), age(obj["metadata"].get("creationTimestamp"))]
+
+
+def _replicaset_cells(obj: Obj) -> list[Any]:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [obj["metadata"]["name"], spec.get("replicas", 1), status.get("replicas", 0), status.get("readyReplicas", 0),
+            age(obj["metadata"].get("creationTimestamp"))]
+
+
+def _namespace_cells(obj: Obj) -> list[Any]:
+    return [obj["metadata"]["name"], (obj.get("status") or {}).get("phase", "Active"), age(obj["metadata"].get("creationTimestamp"))]
+
+
+def _lease_cells(obj: Obj) -> list[Any]:
+    return [obj["metadata"]["name"], (obj.get("spec") or {}).get("holderIdentity") or "", age(obj["metadata"].get("creationTimestamp"))]
+
+
 _BUILTIN_COLUMNS: dict[str, tuple[list[tuple[str, str, int]], Any]] = {
     "/pods": ([("Name", "string", 0), ("Ready", "string", 0), ("Status", "string", 0), ("Restarts", "integer", 0),
                ("Age", "string", 0), ("IP", "string", 1), ("Node", "string", 1)], _pod_cells),
     "/events": ([("Last Seen", "string", 0), ("Type", "string", 0), ("Reason", "string", 0), ("Object", "string", 0),
                  ("Message", "string", 0)], _event_cells),
+    "apps/deployments": ([("Name", "string", 0), ("Ready", "string", 0), ("Up-to-date", "integer", 0), ("Available", "integer", 0),
+                          ("Age", "string", 0)], _deployment_cells),
+    "apps/replicasets": ([("Name", "string", 0), ("Desired", "integer", 0), ("Current", "integer", 0), ("Ready", "integer", 0),
+                          ("Age", "string", 0)], _replicaset_cells),
+    "/namespaces": ([("Name", "string", 0), ("Status", "string", 0), ("Age", "string", 0)], _namespace_cells),
+    "coordination.k8s.io/leases": ([("Name", "string", 0), ("Holder", "string", 0), ("Age", "string", 0)], _lease_cells),
     "/nodes": ([("Name", "string", 0), ("Status", "string", 0), ("Roles", "string", 0), ("Age", "string", 0),
                 ("Version", "string", 0)], _node_cells),
 }

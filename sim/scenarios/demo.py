@@ -83,7 +83,7 @@ def run_demo(mode: str, log_path: str, emit: Callable[[str], None], steps: Seque
         for replicas in steps:
             emit(f"scaling deployment inflate to {replicas} replicas")
             stage.scale(replicas)
-            stage.settle(minimum=3.0, maximum=settle_max, quiet=2.5)
+            stage.settle(minimum=3.0, maximum=settle_max if mode == "quota-aware" else min(settle_max, 8.0), quiet=2.5)
             running, pending = stage.counts()
             emit(f"  -> inflate: {running} running, {pending} pending; nodes created so far: "
                  f"{stage.controller.lifecycle.launched_ok}")

@@ -183,3 +183,8 @@ def test_log_and_events_together() -> None:
     quota = data["findings"][0]
     assert quota["pod_count"] == 10 and quota["occurrences"] == 1
     assert any(e["file"] == str(events) for e in quota["evidence"])  # the LaunchFailed event joins the finding
+
+
+def test_colour_only_when_asked_or_on_a_terminal() -> None:
+    assert "\x1b[" in run(str(SEED), "--color", "always").stdout
+    assert "\x1b[" not in run(str(SEED), "--color", "auto").stdout  # stdout is a pipe here

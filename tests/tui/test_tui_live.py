@@ -169,3 +169,25 @@ async def test_app_survives_lost_connection_and_shows_live_state() -> None:
         await pilot.press("r")  # retry now: harmless while connected
         await pilot.press("q")
     assert feed.polls >= 3
+
+
+def test_quota_reading_becomes_gauges() -> None:
+    from provisioner.model.quota import QuotaSnapshot, QuotaUsage
+    from tui.state import ClusterState
+    from tui.views import gauges
+
+    quota = QuotaSnapshot("westus2", NOW, "azure", {
+        "cores": QuotaUsage("cores", 20, 14), "standardDLSv5Family": QuotaUsage("standardDLSv5Family", 100, 0),
+        "lowPriorityCores": QuotaUsage("lowPriorityCores", 10, 0)})
+    source = LiveSource(label="test", interval=1.0, quota=lambda: quota, clock=lambda: NOW)
+    update = source.poll()
+    assert update.snapshot is not None and update.snapshot.quota is quota
+    assert "quota read 18:00:00" in update.note
+    state = ClusterState()
+    state.apply_snapshot(update.snapshot)
+    shown = {g.name: (g.usage, g.limit, g.source, g.read_at) for g in gauges(state)}
+    assert shown == {
+        "cores": (14, 20, "azure", NOW),
+        "standardDLSv5Family": (0, 100, "azure", NOW),
+        "lowPriorityCores": (0, 10, "azure", NOW),
+    }

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import pytest
+
 from provisioner.model.quota import QuotaSnapshot, QuotaUsage
 from tui.sources.replay import Timeline
 from tui.state import ClaimState, ClusterState, PendingPod, Snapshot, workload_of
@@ -110,3 +112,21 @@ def test_log_filter_matching(seed_timeline: Callable[[], Timeline]) -> None:
     assert sum(log_matches(r, "ERROR", "", "") for r in log) == 1
     assert sum(log_matches(r, "DEBUG", "provisioner", "") for r in log) == 3
     assert sum(log_matches(r, "DEBUG", "", "network interface") for r in log) == 2
+
+
+def test_checkpoints_give_the_same_state_as_folding_again(
+    seed_timeline: Callable[[], Timeline], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui.sources import replay
+
+    monkeypatch.setattr(replay, "CHECKPOINT", 3)
+    timeline = seed_timeline()
+    timeline.state_at(10)
+    for position in (7, 3, 5, 1, 10, 4):
+        state = timeline.state_at(position)
+        fresh = seed_timeline().state_at(position)
+        assert len(state.log) == len(fresh.log) == position
+        assert state.log_at.keys() == fresh.log_at.keys()
+        assert pending_rows(state, state.time) == pending_rows(fresh, fresh.time)
+        assert claim_rows(state, state.time) == claim_rows(fresh, fresh.time)
+        assert gauges(state) == gauges(fresh)

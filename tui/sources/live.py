@@ -12,18 +12,16 @@ file. The readers are plain callables, so a feed can be tested without a cluster
 
 from __future__ import annotations
 
-import json
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from diagnose import schema
 from diagnose.api import LiveOptions, Unavailable, connect_live
+from diagnose.events import events_from_objects
 from diagnose.ingest import parse_lines
 from diagnose.quota import QuotaSource
 from provisioner.model.quota import QuotaSnapshot
@@ -55,17 +53,13 @@ ClusterReader = Callable[[], ClusterReading]
 QuotaReader = Callable[[], QuotaSnapshot]
 
 
-def events_frame(events: list[dict[str, Any]], name: str = "events") -> pl.DataFrame:
-    """Kubernetes Events (``kubectl get events -o json`` items) as normalised rows (karp-diagnose's reader)."""
+def events_frame(events: list[dict[str, Any]], name: str = "events", first_line: int = 1) -> pl.DataFrame:
+    """Kubernetes Events (``kubectl get events -o json`` items) as normalised rows (karp-diagnose's reader);
+    the n-th Event read is "line" n of ``name``, so evidence references stay unique."""
     if not events:
         return schema.empty()
-    from diagnose.events import read_events
-
-    with tempfile.TemporaryDirectory(prefix="karp-tui-") as folder:
-        path = Path(folder) / f"{name}.json"
-        path.write_text(json.dumps({"kind": "List", "items": events}))
-        frame = read_events(str(path))
-    return frame.with_columns(pl.lit(name).alias("file"))
+    lines = list(range(first_line, first_line + len(events)))
+    return events_from_objects(events, name, lines).select(schema.COLUMNS)
 
 
 class LogTail:
@@ -119,7 +113,8 @@ class LiveSource:
                 snapshot.pods = pending_pods_from(reading.pods)
                 snapshot.claims = claims_from(reading.nodeclaims, self.region)
                 frames.extend(self._new_log_lines(reading.logs))
-                frames.append(events_frame(self._new_events(reading.events)))
+                fresh = self._new_events(reading.events)
+                frames.append(events_frame(fresh, "events", len(self._event_keys) - len(fresh) + 1))
                 notes.append(f"{len(snapshot.pods)} pending pods, {len(snapshot.claims)} NodeClaims")
             if self.quota is not None:
                 snapshot.quota = self.quota()

@@ -3,7 +3,8 @@
 ``Timeline`` holds the normalised table in time order (records without a timestamp keep
 the time of the record before them in the same file). ``state_at(position)`` gives the
 ClusterState after the first ``position`` records: forward moves fold only the new
-records in, backward moves start again from the beginning.
+records in; backward moves start again from the nearest checkpoint before the target
+(a copy of the state kept every ``CHECKPOINT`` records).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from diagnose import ingest
 from diagnose.findings import InputStats
 from tui.state import ClusterState
 
-__all__ = ["Timeline", "load_frame"]
+__all__ = ["CHECKPOINT", "Timeline", "load_frame"]
+
+CHECKPOINT = 20_000  # records between kept copies of the state (without their log, which only grows)
 
 
 def load_frame(paths: Sequence[str], events: Sequence[str] = ()) -> tuple[pl.DataFrame, InputStats | None]:
@@ -40,6 +43,7 @@ class Timeline:
         self.times: list[datetime | None] = list(ordered["_sort_time"])
         self._state = ClusterState()
         self._applied = 0
+        self._checkpoints: dict[int, tuple[ClusterState, int]] = {0: (ClusterState(), 0)}
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -50,9 +54,17 @@ class Timeline:
     def state_at(self, position: int) -> ClusterState:
         position = self.clamp(position)
         if position < self._applied:
-            self._state, self._applied = ClusterState(), 0
-        self._state.apply_many(self.rows[self._applied : position])
-        self._applied = position
+            start = max(k for k in self._checkpoints if k <= position)
+            kept, log_length = self._checkpoints[start]
+            restored = kept.copy(log=False)
+            restored.restore_log(self._state.log[:log_length])
+            self._state, self._applied = restored, start
+        while self._applied < position:
+            stop = min(position, (self._applied // CHECKPOINT + 1) * CHECKPOINT)
+            self._state.apply_many(self.rows[self._applied : stop])
+            self._applied = stop
+            if stop % CHECKPOINT == 0 and stop not in self._checkpoints:
+                self._checkpoints[stop] = (self._state.copy(log=False), len(self._state.log))
         return self._state
 
     def time_at(self, position: int) -> datetime | None:

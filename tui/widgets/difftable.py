@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from rich.text import Text
+from textual._two_way_dict import TwoWayDict
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
-from textual.widgets._data_table import CellKey, RowKey, TwoWayDict
+from textual.widgets._data_table import CellKey, RowKey
 
 __all__ = ["SORT_LIMIT", "DiffTable"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -17,7 +19,7 @@ __all__ = ["FindingsPane", "render_finding"]
 _SEVERITY_STYLE = {BLOCKING: "bold red", WARNING: "yellow"}
 
 
-def render_finding(finding: Finding, lines: dict[tuple[str, int], LogRecord]) -> Text:
+def render_finding(finding: Finding, lines: Mapping[tuple[str, int], LogRecord]) -> Text:
     """Summary, numbers and fixes first (what to do), then the objects and the evidence lines."""
     text = Text()
     text.append(f"{finding.severity.upper()} {finding.category}", style=_SEVERITY_STYLE.get(finding.severity, ""))
@@ -82,7 +84,7 @@ class FindingsPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._findings: list[Finding] = []
-        self._lines: dict[tuple[str, int], LogRecord] = {}
+        self._lines: Mapping[tuple[str, int], LogRecord] = {}
 
     def compose(self) -> ComposeResult:
         yield DiffTable([("Severity", 9), ("Category", 22), ("Summary", 80)], id="findings-table")
@@ -91,7 +93,7 @@ class FindingsPane(Vertical):
 
     def show(self, state: ClusterState) -> None:
         self._findings = state.findings
-        self._lines = {(r.file, r.line): r for r in state.log}
+        self._lines = state.log_at
         rows = {
             str(i): (f.severity, f.category, f.summary.replace("\n", " ")) for i, f in enumerate(state.findings)
         }

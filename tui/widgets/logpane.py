@@ -67,7 +67,13 @@ class LogPane(Vertical):
 
     def show(self, state: ClusterState) -> None:
         self._state = state
-        matching = [r for r in state.log if log_matches(r, self.min_level, self.component, self.text)][-TAIL:]
+        matching = []
+        for record in reversed(state.log):  # newest first, stop at TAIL: cheap on long logs
+            if log_matches(record, self.min_level, self.component, self.text):
+                matching.append(record)
+                if len(matching) == TAIL:
+                    break
+        matching.reverse()
         self._records = {str(r.index): r for r in matching}
         rows = {
             key: (
@@ -79,13 +85,17 @@ class LogPane(Vertical):
             for key, r in self._records.items()
         }
         table = self.query_one("#log-table", DiffTable)
+        following = table.row_count == 0 or table.cursor_coordinate.row >= table.row_count - 1
         table.sync(rows)
+        if following and table.row_count:  # on the newest record: stay on the newest, like tail -f
+            table.move_cursor(row=table.row_count - 1)
         component = self.component or "all"
         filters = Text()
         filters.append(f"level ≥ {self.min_level}", style="bold")
         filters.append(f"  component: {component}  ")
         filters.append(f"text: {self.text!r}" if self.text else "text: -", style="dim")
-        filters.append(f"  {len(matching)}/{len(state.log)} records", style="dim")
+        shown = f"last {TAIL}" if len(matching) == TAIL else str(len(matching))
+        filters.append(f"  {shown} of {len(state.log)} records", style="dim")
         self.query_one("#log-filters", Static).update(filters)
         self.border_title = f"Log ({len(state.log)})"
         self._pretty(table.selected_key())

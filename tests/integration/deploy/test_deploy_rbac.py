@@ -10,6 +10,7 @@ verb[, name]) was used at least once (least privilege).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -333,23 +335,6 @@ def exercise_kube_layer(kubeconfig: str, lease_namespace: str) -> None:
         cluster.close()
 
 
-@pytest.mark.slow
-def test_rbac_covers_every_call_and_grants_nothing_unused(proxy_factory: Any, tmp_path: Path) -> None:
-    from sim.kube.emulator import KubeEmulator
-
-    ns = namespace()
-    rules = grants(rbac_docs())
-    with KubeEmulator(nodes=1, node_ready_delay=0.05, tick=0.05, bookmark_interval=0.2) as kube:
-        kube.create("namespaces", {"metadata": {"name": ns}})
-        proxy = proxy_factory(kube.port, rules)
-        exercise_kube_layer(kubeconfig_for(proxy, tmp_path / "kubeconfig"), ns)
-    refused = sorted({str(a) for a in proxy.refused})
-    assert refused == [], "deploy/rbac.yaml does not grant: " + "; ".join(refused)
-    unused = sorted({f"{g.verb} {g.resource}.{g.group or 'core'}" + (f" {g.name}" if g.name else "")
-                     for g in rules if not any(g.allows(a) for a in proxy.seen)})
-    assert unused == [], "deploy/rbac.yaml grants more than the code uses: " + "; ".join(unused)
-
-
 def test_a_missing_grant_is_refused_and_reported(proxy_factory: Any, tmp_path: Path) -> None:
     from sim.kube.emulator import KubeEmulator
 
@@ -361,3 +346,83 @@ def test_a_missing_grant_is_refused_and_reported(proxy_factory: Any, tmp_path: P
         with pytest.raises(Exception, match=r"(?i)forbidden"):
             exercise_kube_layer(kubeconfig_for(proxy, tmp_path / "kubeconfig"), ns)
     assert [str(a) for a in proxy.refused] == ["create nodeclaims.karpenter.sh"]
+
+
+# ---- a short controller run, both emulators, under the proxy ----------------------------------------------
+def exercise_upkeep_and_leadership(stage: Any, lease_namespace: str) -> None:
+    """The writes of the upkeep loop (liveness, garbage collection, disruption) and of leader election,
+    through the controller's own adapters and connection: a short run does not reach them on its own."""
+    from provisioner.controller.fleet import DISRUPTED_TAINT, KubeFleet
+    from provisioner.kube.leader import LeaderElector
+
+    port = stage.controller.cluster
+    fleet = KubeFleet(port.kube, port.caches)
+    claim = next(c for c in stage.kube.objects("nodeclaims") if (c.get("status") or {}).get("nodeName"))
+    node = claim["status"]["nodeName"]
+    pod = next(p for p in stage.kube.objects("pods", "default") if (p.get("spec") or {}).get("nodeName") == node)
+    from provisioner.model.kube_port import Forbidden
+
+    steps: list[Any] = [
+        lambda: fleet.taint_node(node, DISRUPTED_TAINT, "NoSchedule"),
+        lambda: fleet.evict_pod("default", pod["metadata"]["name"]),
+        lambda: fleet.set_nodepool_condition("general-purpose", "NodeRegistrationHealthy", "False",
+                                             "RegistrationFailed", "deploy test", datetime.now(UTC)),
+        # the second Event is aggregated into the first (PATCH)
+        lambda: fleet.event("NodeClaim", "", claim["metadata"]["name"], "Normal", "DisruptionBlocked", "deploy test"),
+        lambda: fleet.event("NodeClaim", "", claim["metadata"]["name"], "Normal", "DisruptionBlocked", "deploy test"),
+        lambda: port.kube.recorder.flush(10.0),
+        lambda: fleet.delete_node(node),
+        lambda: fleet.delete_nodeclaim(claim["metadata"]["name"]),
+    ]
+    elector = LeaderElector(port.kube.raw, namespace=lease_namespace)
+    steps += [elector.try_acquire_or_renew, elector.try_acquire_or_renew, elector.release]  # create, update, update
+    for step in steps:
+        with contextlib.suppress(Forbidden):  # the proxy records refusals; the test reports them all at once
+            step()
+
+
+def run_controller(monkeypatch: pytest.MonkeyPatch, proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacProxy:
+    """The founding scenario in quota-aware mode with the example NodePool, every Kubernetes call proxied."""
+    from provisioner.controller import assembly
+    from sim.scenarios import harness
+
+    proxies: list[RbacProxy] = []
+
+    def connect_through_proxy(kubeconfig: str | None, context: str | None, sync_timeout: float = 30.0) -> Any:
+        server = yaml.safe_load(Path(str(kubeconfig)).read_text())["clusters"][0]["cluster"]["server"]
+        proxy = proxy_factory(int(server.rsplit(":", 1)[1]), rules)
+        proxies.append(proxy)
+        return assembly.connect_cluster(kubeconfig_for(proxy, tmp_path / "kubeconfig"), context, sync_timeout)
+
+    monkeypatch.setattr(harness, "connect_cluster", connect_through_proxy)
+    pool = next(d for d in yaml.safe_load_all((DEPLOY / "examples" / "nodepool-general-purpose.yaml").read_text()) if d)
+    timings = harness.StageTimings(vm_create=0.1, node_ready=0.1, batch_idle=0.3, batch_max=3.0, requeue=1.0,
+                                   quota_refresh=1.0, failed_linger=0.5, tick=0.05)
+    with harness.Stage("quota-aware", quotas={"cores": 20}, usages={"cores": 14}, nodepool=pool,
+                       timings=timings) as stage:
+        stage.kube.create("namespaces", {"metadata": {"name": namespace()}})
+        stage.scale(10)
+        assert stage.wait_for(lambda: stage.counts() == (4, 6), timeout=30), stage.counts()
+
+        def claims_ready() -> bool:
+            return all(c["status"] == "True" for claim in stage.kube.objects("nodeclaims")
+                       for c in (claim.get("status") or {}).get("conditions") or [] if c["type"] == "Ready")
+
+        assert stage.wait_for(claims_ready, timeout=10)
+        exercise_upkeep_and_leadership(stage, namespace())
+        stage.scale(0)
+        stage.settle(minimum=1.0, maximum=10.0, quiet=1.0)
+    assert len(proxies) == 1
+    return proxies[0]
+
+
+@pytest.mark.slow
+def test_rbac_covers_every_call_and_grants_nothing_unused(monkeypatch: pytest.MonkeyPatch, proxy_factory: Any,
+                                                          tmp_path: Path) -> None:
+    rules = grants(rbac_docs())
+    proxy = run_controller(monkeypatch, proxy_factory, tmp_path, rules)
+    refused = sorted({str(a) for a in proxy.refused})
+    assert refused == [], "deploy/rbac.yaml does not grant: " + "; ".join(refused)
+    unused = sorted({f"{g.verb} {g.resource}.{g.group or 'core'}" + (f" {g.name}" if g.name else "")
+                     for g in rules if not any(g.allows(a) for a in proxy.seen)})
+    assert unused == [], "deploy/rbac.yaml grants more than the code uses: " + "; ".join(unused)

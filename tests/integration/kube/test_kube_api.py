@@ -207,3 +207,19 @@ def test_events_k8s_io_is_a_view_of_core_events(api: client.ApiClient, ns: str) 
     assert client.CoreV1Api(api).read_namespaced_event("ev-view", ns).message == "patched"
     events = list(watch.Watch().stream(new_api.list_namespaced_event, ns, field_selector="regarding.name=general-purpose-v1", timeout_seconds=1))
     assert [(e["type"], e["object"].note) for e in events] == [("ADDED", "patched")]
+
+
+def test_lists_page_with_limit_and_continue(api: client.ApiClient, ns: str) -> None:
+    v1 = client.CoreV1Api(api)
+    for n in range(5):
+        v1.create_namespaced_config_map(ns, {"metadata": {"name": f"page-{n}", "labels": {"page": "yes"}}})
+    first = v1.list_namespaced_config_map(ns, label_selector="page=yes", limit=2)
+    assert [c.metadata.name for c in first.items] == ["page-0", "page-1"]
+    assert first.metadata.remaining_item_count == 3 and first.metadata._continue
+    names = [c.metadata.name for c in first.items]
+    token = first.metadata._continue
+    while token:
+        page = v1.list_namespaced_config_map(ns, label_selector="page=yes", limit=2, _continue=token)
+        names += [c.metadata.name for c in page.items]
+        token = page.metadata._continue
+    assert names == [f"page-{n}" for n in range(5)]

@@ -61,3 +61,14 @@ def test_refused_permission_names_verb_and_resource(live: KubeEmulator) -> None:
 def test_cluster_without_karpenter_says_so() -> None:
     with KubeEmulator(crds=[]) as bare, pytest.raises(NotInstalled, match="no Karpenter or karp-provisioner"):
         collect(bare.kubeconfig, None)
+
+
+def test_diagnose_inputs_lists_logs_previous_first_then_events(live: KubeEmulator) -> None:
+    import provisioner.kube
+
+    inputs = provisioner.kube.diagnose_inputs(kubeconfig=live.kubeconfig, namespace="karpenter")
+    names = [name for name, _ in inputs]
+    assert names == ["karpenter/karpenter-7d9f-abc/controller", "karpenter/karpenter-7d9f-def/controller/previous",
+                     "karpenter/karpenter-7d9f-def/controller", "events"]
+    assert dict(inputs)["karpenter/karpenter-7d9f-abc/controller"] == [LOG_LINE]
+    assert any('"FailedScheduling"' in line for line in dict(inputs)["events"])

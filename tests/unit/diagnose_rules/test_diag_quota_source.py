@@ -75,3 +75,15 @@ def test_snapshot_figures_appear_beside_the_logged_ones(tmp_path: Path, log: Any
     assert any("raised since" in d for d in finding.details)
     # the alternative is sized for the headroom the snapshot shows (26 vCPUs)
     assert any(a.vcpus > 6 for a in finding.alternatives)
+
+
+def test_quota_request_uses_current_usage_when_read(tmp_path: Path, log: Any) -> None:
+    path = tmp_path / "usage.json"
+    path.write_text(json.dumps({"read_at": "2026-11-29T10:00:00Z", "items": {"cores": {"limit": 20, "usage": 18}}}))
+    [finding] = diagnose([str(log.SEED)], quota_source=SnapshotQuotaSource(path)).findings
+    assert "--limit-object value=34" in finding.fixes[0].command  # 18 in use now + 16 required
+    assert "2 vCPUs" in finding.fixes[1].summary  # the alternative fits today's 2 vCPUs
+    raised = tmp_path / "raised.json"
+    raised.write_text(json.dumps({"items": {"cores": {"limit": 40, "usage": 14}}}))
+    [finding] = diagnose([str(log.SEED)], quota_source=SnapshotQuotaSource(raised)).findings
+    assert finding.fixes[0].kind == "retry" and finding.fixes[0].command == ""

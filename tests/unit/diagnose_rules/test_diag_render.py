@@ -15,7 +15,11 @@ from diagnose.render.markdown import render_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = json.loads((ROOT / "docs" / "diagnose-report.schema.json").read_text(encoding="utf-8"))
-LOGS = [ROOT / "fixtures" / "logs" / "seed-karpenter-2023-11-24.log", *sorted((ROOT / "fixtures" / "logs" / "rules").glob("*.log"))]
+LOGS = [
+    ROOT / "fixtures" / "logs" / "seed-karpenter-2023-11-24.log",
+    *sorted((ROOT / "fixtures" / "logs" / "rules").glob("*.log")),
+    *sorted(p for p in (ROOT / "fixtures" / "logs").glob("*") if p.is_file() and p.name != "seed-karpenter-2023-11-24.log"),
+]
 CONTRACT = {"category", "severity", "summary", "pods", "pod_count", "nodeclaims", "nodepool", "instance_types", "region",
             "quota", "first_seen", "last_seen", "occurrences", "evidence", "fixes"}
 

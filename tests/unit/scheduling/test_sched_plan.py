@@ -236,3 +236,16 @@ def test_bound_and_daemonset_pods_are_not_planned(kit: Any, westus2: Catalog) ->
 def test_no_nodepool_is_a_reason(kit: Any, westus2: Catalog) -> None:
     result = plan(Snapshot(kit.inflate(1), (), westus2))
     assert result.unplaced[0].reason.code == ReasonCode.NO_NODEPOOL
+
+
+def test_later_groups_fill_room_left_on_new_nodes(kit: Any, westus2: Catalog) -> None:
+    big = (Pod("default", "big", Resources(3000, 2**30), priority=10),)
+    small = (Pod("default", "small", Resources(500, 2**28), node_selector={"kubernetes.io/arch": "amd64"}),)
+    result = plan(snap(kit, westus2, big + small))
+    assert len(result.nodeclaims) == 1
+    claim = result.nodeclaims[0]
+    assert set(claim.pods) == {"default/big", "default/small"}
+    assert claim.requests == Resources(3500, 2**30 + 2**28, 2) + kit.OVERHEAD
+    zoned = (Pod("default", "zoned", Resources(500, 2**28), node_selector={ZONE: "westus2-1"}),)
+    result = plan(snap(kit, westus2, big + zoned))
+    assert len(result.nodeclaims) == 2  # the first claim may launch in any zone: no sharing
