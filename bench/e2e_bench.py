@@ -24,7 +24,6 @@ from provisioner.model.catalog import load_catalog
 from sim.scenarios import founding
 from sim.scenarios.harness import Stage, StageTimings
 
-
 CATALOG = load_catalog("westus2")
 
 

@@ -61,7 +61,7 @@ class LiveOptions:
 
     @property
     def wants_azure(self) -> bool:
-        return self.azure or bool(self.subscription or self.location or self.azure_endpoint or self.azure_ca)
+        return self.azure
 
     @property
     def wants_cluster(self) -> bool:

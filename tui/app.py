@@ -232,8 +232,8 @@ class KarpTui(App[None]):
         findings = findings_for(timeline.head(position))
         with self._state_lock:
             if self.position == position:
-                self.state.set_findings(findings)
-                self._on_screen(self.query_one(FindingsPane).show, self.state)
+                self.state.set_findings(findings)  # may also fill in derived pod requests
+                self._on_screen(self.render_state)
 
     def action_step(self, delta: int) -> None:
         self.goto(self.position + delta)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from provisioner.model.quantity import format_cpu, format_memory
+from diagnose.sizing import describe_memory
+from provisioner.model.quantity import format_cpu
 from tui.state import CONDITIONS, ClaimState, ClusterState, LogRecord
 
 __all__ = [
@@ -70,7 +71,7 @@ def _requests(cpu_m: int | None, memory: int | None, derived: tuple[int, int] | 
     if cpu_m is None and memory is None:
         # "≈": not read from the pod but derived by karp-diagnose from its NodeClaim's requests
         return f"≈{_requests(*derived)}" if derived else "-"
-    parts = [format_cpu(cpu_m) if cpu_m is not None else "", format_memory(memory) if memory is not None else ""]
+    parts = [format_cpu(cpu_m) if cpu_m is not None else "", describe_memory(memory) if memory is not None else ""]
     return "/".join(p for p in parts if p)
 
 

@@ -13,6 +13,8 @@ Error texts are analysed in Python once per distinct text (``error_text.analyse`
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import polars as pl
 
 from diagnose.ingest.error_text import analyse
@@ -188,8 +190,9 @@ def derive(decoded: pl.DataFrame, meta: pl.DataFrame, file: str) -> pl.DataFrame
         pl.coalesce(c("region"), c("location")).alias("_region0"),
         c("raw"),
         c("keep_raw"),
+        c("time").alias("_time_text"),
     )
-    out = _requests(out)
+    out = _requests(_odd_times(out))
     problem = (
         c("_error").is_not_null() | c("level").is_in(_PROBLEM_LEVELS) | c("_ecode").is_not_null() | c("quota").is_not_null()
     )
@@ -244,6 +247,28 @@ def _compact(frame: pl.DataFrame) -> pl.DataFrame:
         else:
             out.append(pl.col(name).cast(dtype))
     return frame.select(out)
+
+
+def _odd_time(text: str) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(float(text), UTC)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _odd_times(out: pl.DataFrame) -> pl.DataFrame:
+    """Times in other spellings (a space for T, epoch numbers in "time"), read one distinct value at a time."""
+    odd = out.filter(pl.col("time").is_null() & pl.col("_time_text").is_not_null())["_time_text"]
+    if odd.len() == 0:
+        return out
+    mapping = {text: _odd_time(text) for text in odd.unique().to_list()}
+    fixed = pl.col("_time_text").replace_strict(mapping, default=None, return_dtype=pl.Datetime("us", "UTC"))
+    return out.with_columns(pl.coalesce(pl.col("time"), fixed).alias("time"))
 
 
 def _requests(out: pl.DataFrame) -> pl.DataFrame:

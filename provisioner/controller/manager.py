@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 
 from provisioner.controller.batcher import Batcher
 from provisioner.controller.cluster import ClusterPort
-from provisioner.controller.launch import Launcher
+from provisioner.controller.launch import Launcher, LaunchResult
 from provisioner.controller.lifecycle import Lifecycle
 from provisioner.controller.provisioning import PlanFunction, Provisioner, ProvisionerConfig
 from provisioner.controller.quota_cache import QuotaCache
@@ -31,6 +31,7 @@ from provisioner.controller.reporting import EventSink, Reporter
 from provisioner.controller.unavailable import UnavailableOfferings
 from provisioner.model.instance_type import InstanceType
 from provisioner.model.ports import Compute
+from provisioner.model.quota import QuotaSnapshot
 from provisioner.observability.logwriter import LogWriter
 
 __all__ = ["Controller", "ControllerOptions"]
@@ -66,13 +67,16 @@ class Controller:
         events: EventSink,
         clock: Callable[[], datetime] = _utcnow,
         monotonic: Callable[[], float] = time.monotonic,
+        is_leader: Callable[[], bool] | None = None,
     ) -> None:
         self.options = options
+        self.is_leader = is_leader or (lambda: True)
         self.cluster = cluster
         self.log = log
         self.clock = clock
         self.unavailable = UnavailableOfferings(cache_regional=options.mode == "quota-aware")
-        self.quota = QuotaCache(compute.read_quota, timedelta(seconds=options.quota_refresh), clock)
+        self.quota = QuotaCache(compute.read_quota, timedelta(seconds=options.quota_refresh), clock,
+                                on_refresh=self._quota_read)
         self.launcher = Launcher(compute, log, self.unavailable, clock, quota=self.quota,
                                  workers=options.launch_workers)
         self.reporter = Reporter(log, events, clock)
@@ -92,11 +96,15 @@ class Controller:
         self.errors: list[str] = []
 
     # --- callbacks ----------------------------------------------------------------------
-    def _launched(self, result: object) -> None:
-        from provisioner.controller.launch import LaunchResult
+    def _quota_read(self, snapshot: QuotaSnapshot) -> None:
+        """``updated quota usages``: the regional, spot and non-empty family figures, as the provider logs them."""
+        shown = [q for q in snapshot.items.values() if q.scope != "family" or q.usage]
+        self.log.log("quota.updated", region=snapshot.region,
+                     quotas=", ".join(f"{q.name}: {q.usage}/{q.limit}" for q in shown),
+                     regional={"usage": q.usage, "limit": q.limit} if (q := snapshot.get("cores")) else None)
 
-        if isinstance(result, LaunchResult):
-            self.lifecycle.launched(result)
+    def _launched(self, result: LaunchResult) -> None:
+        self.lifecycle.launched(result)
 
     def _replan(self) -> None:
         """After a failed launch: let the pods open a new batching window (no hot retry loop)."""
@@ -153,11 +161,14 @@ class Controller:
                 return
             if keys is None and self._monotonic() - self._last_pass < self.options.requeue:
                 continue
-            self._guard("provisioning", self.run_pass)
+            if self.is_leader():  # a standby replica watches but never acts
+                self._guard("provisioning", self.run_pass)
 
     def _tick_loop(self) -> None:
         while not self._stop.wait(self.options.tick):
             self._guard("watch", self.feed)
+            if not self.is_leader():
+                continue
             self._guard("registration", self.lifecycle.tick)
             if self.options.mode == "quota-aware":
                 self._guard("quota", self.quota.refresh_if_stale)

@@ -40,8 +40,10 @@ class QuotaCache:
         read: Callable[[], QuotaSnapshot],
         interval: timedelta,
         clock: Callable[[], datetime],
+        on_refresh: Callable[[QuotaSnapshot], None] | None = None,
     ) -> None:
         self._read = read
+        self._on_refresh = on_refresh
         self._interval = interval
         self._clock = clock
         self._lock = threading.RLock()
@@ -57,6 +59,8 @@ class QuotaCache:
             self._snapshot = snapshot
             self._read_at = self._clock()
             self.reads += 1
+        if self._on_refresh is not None:
+            self._on_refresh(snapshot)
         return snapshot
 
     def refresh_if_stale(self) -> None:

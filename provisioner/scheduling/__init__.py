@@ -2,6 +2,7 @@
 
 Modules: ``snapshot`` (what the planner may look at), ``classes`` (pod equivalence classes),
 ``candidates`` (compatible sizes per NodePool, cached per catalog), ``ledger`` (quota and
-NodePool-limit budgets), ``packing`` (bin-packing by count arithmetic), ``reasons`` (why pods
-wait), ``overhead`` (DaemonSet overhead), ``solver`` (the steps), ``plan`` (the result).
+NodePool-limit budgets), ``packing`` (bin-packing by count arithmetic), ``scarcity`` (the most
+pods within short budgets), ``reasons`` (why pods wait), ``overhead`` (DaemonSet overhead),
+``solver`` (the steps), ``plan`` (the result).
 """

@@ -6,19 +6,18 @@ pods: how many pods of a class fit in what is left of a node is a division, and 
 node is filled with a *pattern* (k1 pods of class 1, k2 of class 2, ...) the pattern is
 repeated as many times as the remaining counts and the budgets allow, at once.
 
-Three strategies:
+Strategies:
 
-- ``pack_cheapest``: the cheapest mix. One class alone is solved exactly for the tail: the
-  bulk goes to the size with the lowest price per pod, the last ``max-fit`` pods to an
-  exact covering table over pod counts. Several classes: each round picks the size with
-  the lowest price for the remaining demand (fractional node count when at least one node
-  is needed, else its own price), fills one node first-fit-decreasing, repeats the pattern.
-  Then ``right_size`` moves every pattern to the cheapest size that still holds it.
-- ``pack_scarce``: when budgets cannot hold everything, most pods within the budget first,
-  then the lowest price: an exact knapsack over vCPUs for one class, greedy pods-per-vCPU
-  for several.
+- ``pack_cheapest``: the cheapest mix. One class alone is solved exactly: the bulk goes to
+  the size with the lowest price per pod and the tail to an exact covering table over pod
+  counts. Several classes: a few bulk sizes are tried (each judged on a real fill of one
+  node); each try uses its bulk size while the demand fills whole nodes of it, then for the
+  tail the size with the lowest price for what is left; ``right_size`` then moves every
+  pattern to the cheapest size that still holds it. The try placing the most pods, then
+  costing least, is kept.
 - ``pack_karpenter``: Karpenter's way: fill a node while *some* size can still hold it
   (first-fit decreasing), then take the cheapest size that fits the result.
+- ``scarcity.pack_scarce``: when budgets cannot hold every pod.
 """
 
 from __future__ import annotations
@@ -29,7 +28,18 @@ from dataclasses import dataclass
 from provisioner.scheduling.candidates import Option
 from provisioner.scheduling.ledger import Ledger
 
-__all__ = ["Bin", "Demand", "fit_count", "pack_cheapest", "pack_karpenter", "pack_scarce", "right_size"]
+__all__ = [
+    "Bin",
+    "Demand",
+    "affordable",
+    "commit",
+    "fill",
+    "fit_count",
+    "pack_cheapest",
+    "pack_karpenter",
+    "replicas",
+    "right_size",
+]
 
 Vector = tuple[int, int, int, int]
 
@@ -151,18 +161,18 @@ def fill(option: Option, demand: Demand) -> tuple[tuple[tuple[int, int], ...], V
     return tuple(counts), used
 
 
-def _replicas(counts: Sequence[tuple[int, int]], rem: Sequence[int]) -> int:
+def replicas(counts: Sequence[tuple[int, int]], rem: Sequence[int]) -> int:
     return min(rem[i] // k for i, k in counts)
 
 
-def _commit(bins: list[Bin], option: Option, counts: tuple[tuple[int, int], ...], used: Vector, copies: int,
+def commit(bins: list[Bin], option: Option, counts: tuple[tuple[int, int], ...], used: Vector, copies: int,
             demand: Demand, ledger: Ledger, pool: str) -> None:
     demand.consume(counts, copies)
     ledger.take(option, pool, copies)
     bins.append(Bin(option, counts, used, copies))
 
 
-def _affordable(options: Sequence[Option], ledger: Ledger, pool: str) -> list[tuple[Option, int]]:
+def affordable(options: Sequence[Option], ledger: Ledger, pool: str) -> list[tuple[Option, int]]:
     out = []
     for o in options:
         n = ledger.copies(o, pool)
@@ -178,7 +188,7 @@ def _pack_single(i: int, demand: Demand, options: Sequence[Option], ledger: Ledg
     """One class: bulk on the best price-per-pod size, exact covering table for the tail."""
     req, n = demand.reqs[i], demand.rem[i]
     cand: list[tuple[Option, int]] = []
-    for o, _ in _affordable(options, ledger, pool):
+    for o, _ in affordable(options, ledger, pool):
         f = fit_count(o.cpu, o.mem, o.pods, o.eph, req)
         if f > 0:
             cand.append((o, f))
@@ -201,7 +211,7 @@ def _pack_single(i: int, demand: Demand, options: Sequence[Option], ledger: Ledg
     bulk = min(bulk, ledger.copies(bulk_option, pool))
     if bulk:
         used = tuple(x * bulk_fit for x in req)
-        _commit(bins, bulk_option, ((i, bulk_fit),), (used[0], used[1], used[2], used[3]), bulk, demand, ledger, pool)
+        commit(bins, bulk_option, ((i, bulk_fit),), (used[0], used[1], used[2], used[3]), bulk, demand, ledger, pool)
     r = demand.rem[i]
     if r <= 0:
         return bins
@@ -225,7 +235,7 @@ def _pack_single(i: int, demand: Demand, options: Sequence[Option], ledger: Ledg
         o = front[idx][0]
         copies = min(count, ledger.copies(o, pool), demand.rem[i] // k)
         if copies > 0:
-            _commit(bins, o, ((i, k),), (req[0] * k, req[1] * k, req[2] * k, req[3] * k), copies, demand, ledger, pool)
+            commit(bins, o, ((i, k),), (req[0] * k, req[1] * k, req[2] * k, req[3] * k), copies, demand, ledger, pool)
     return bins
 
 
@@ -276,8 +286,8 @@ def _pack_with(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: 
             if not counts:
                 dead.add(best.rank)
                 continue
-            copies = min(_replicas(counts, demand.rem), best_cap)
-            _commit(bins, best, counts, used, copies, demand, ledger, pool)
+            copies = min(replicas(counts, demand.rem), best_cap)
+            commit(bins, best, counts, used, copies, demand, ledger, pool)
         right_size(bins, options, ledger, pool)
         if not demand.pods or demand.pods == before:
             break
@@ -347,109 +357,6 @@ def right_size(bins: list[Bin], options: Sequence[Option], ledger: Ledger, pool:
                 ledger.take(b.option, pool, b.copies)
 
 
-def _scarce_single(i: int, demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str,
-                   budget: int) -> list[Bin]:
-    req, n = demand.reqs[i], demand.rem[i]
-    items: list[tuple[Option, int]] = []
-    for o, _ in _affordable(options, ledger, pool):
-        f = min(fit_count(o.cpu, o.mem, o.pods, o.eph, req), n)
-        if f > 0 and o.vcpus <= budget:
-            items.append((o, f))
-    items.sort(key=lambda t: (t[0].vcpus, -t[1], t[0].price, t[0].rank))
-    front: list[tuple[Option, int]] = []
-    for o, f in items:  # keep unless a kept item has fewer or equal vCPUs, more or equal pods, lower price
-        if not any(k.vcpus <= o.vcpus and kf >= f and k.price <= o.price for k, kf in front):
-            front.append((o, f))
-    if not front:
-        return []
-    pods = [0] * (budget + 1)
-    cost = [0.0] * (budget + 1)
-    choice = [-1] * (budget + 1)
-    for b in range(1, budget + 1):
-        bp, bc, bch = pods[b - 1], cost[b - 1], -1
-        for idx, (o, f) in enumerate(front):
-            v = o.vcpus
-            if v > b:
-                continue
-            p = pods[b - v] + f
-            if p > n:
-                p = n
-            c = cost[b - v] + o.price
-            if p > bp or (p == bp and c < bc - 1e-12):
-                bp, bc, bch = p, c, idx
-        pods[b], cost[b], choice[b] = bp, bc, bch
-    chosen: list[int] = []
-    b = budget
-    while b > 0:
-        idx = choice[b]
-        if idx < 0:
-            b -= 1
-            continue
-        chosen.append(idx)
-        b -= front[idx][0].vcpus
-    bins: list[Bin] = []
-    for idx in sorted(chosen, key=lambda x: (-front[x][1], front[x][0].rank)):
-        o, _ = front[idx]
-        k = min(fit_count(o.cpu, o.mem, o.pods, o.eph, req), demand.rem[i])
-        if k > 0 and ledger.copies(o, pool) > 0:
-            _commit(bins, o, ((i, k),), (req[0] * k, req[1] * k, req[2] * k, req[3] * k), 1, demand, ledger, pool)
-    return bins
-
-
-def _scarce_shortlist(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str,
-                      size: int = 8) -> list[tuple[Option, int]]:
-    """The options likely to hold the most pods per vCPU, judged on the average pod left."""
-    n = max(demand.pods, 1)
-    ac, am, ap, ae = (t / n for t in demand.total)
-    scored = []
-    for o, cap in _affordable(options, ledger, pool):
-        pods = o.pods / ap if ap else float(o.pods)
-        for have, need in ((o.cpu, ac), (o.mem, am), (o.eph, ae)):
-            if need and have / need < pods:
-                pods = have / need
-        scored.append((-pods / max(o.vcpus, 1), o.price, o.rank, o, cap))
-    scored.sort()
-    return [(o, cap) for *_, o, cap in scored[:size]]
-
-
-def pack_scarce(demand: Demand, options: Sequence[Option], ledger: Ledger, pool: str) -> list[Bin]:
-    """Most pods within the budgets, then the lowest price (see the module docstring)."""
-    bins: list[Bin] = []
-    live = [i for i in demand.order if demand.rem[i]]
-    if len(live) == 1:
-        for ct in ("spot", "on-demand"):
-            subset = [o for o in options if o.capacity_type == ct]
-            if not subset or not demand.rem[live[0]]:
-                continue
-            budget = ledger.vcpu_budget(ct, pool, {o.family for o in subset})
-            if budget is not None:
-                bins.extend(_scarce_single(live[0], demand, subset, ledger, pool, min(budget, 4096)))
-    for _ in range(8):  # right-sizing can free budget: go again while that places more
-        before = demand.pods
-        while demand.left():
-            best: tuple[float, float] | None = None
-            pick: tuple[Option, tuple[tuple[int, int], ...], Vector, int] | None = None
-            for shortlist in (_scarce_shortlist(demand, options, ledger, pool), _affordable(options, ledger, pool)):
-                for o, cap in shortlist:
-                    counts, used = fill(o, demand)
-                    placed = sum(k for _, k in counts)
-                    if not placed:
-                        continue
-                    score = (placed / max(o.vcpus, 1), -o.price / placed)
-                    if best is None or score > best:
-                        best, pick = score, (o, counts, used, cap)
-                if pick is not None:
-                    break
-            if pick is None:
-                break
-            o, counts, used, cap = pick
-            _commit(bins, o, counts, used, min(_replicas(counts, demand.rem), cap), demand, ledger, pool)
-        right_size(bins, options, ledger, pool)
-        if not demand.pods or demand.pods == before:
-            break
-    return bins
-
-
 def pack_karpenter(demand: Demand, frontier: Sequence[Option], options: Sequence[Option], ledger: Ledger,
                    pool: str) -> list[Bin]:
     """Karpenter's choice: grow each node while some size holds it, then its cheapest fitting size."""
@@ -487,6 +394,6 @@ def pack_karpenter(demand: Demand, frontier: Sequence[Option], options: Sequence
         chosen = next((o for o in options if o.fits(c, m, p, e) and ledger.copies(o, pool) > 0), None)
         if chosen is None:
             break
-        copies = min(_replicas(counts, demand.rem), ledger.copies(chosen, pool))
-        _commit(bins, chosen, tuple(counts), (c, m, p, e), copies, demand, ledger, pool)
+        copies = min(replicas(counts, demand.rem), ledger.copies(chosen, pool))
+        commit(bins, chosen, tuple(counts), (c, m, p, e), copies, demand, ledger, pool)
     return bins

@@ -33,7 +33,7 @@ from provisioner.model.taints import Taint, untolerated
 from provisioner.scheduling.candidates import Candidates, Option, candidates
 from provisioner.scheduling.classes import Group, PodClass, classify
 from provisioner.scheduling.ledger import Ledger, PoolLimit
-from provisioner.scheduling.packing import Bin, Demand, fit_count, pack_cheapest, pack_karpenter, pack_scarce
+from provisioner.scheduling.packing import Bin, Demand, fit_count, pack_cheapest, pack_karpenter
 from provisioner.scheduling.plan import (
     InstanceOption,
     NewNodeClaim,
@@ -44,6 +44,7 @@ from provisioner.scheduling.plan import (
     Unplaced,
 )
 from provisioner.scheduling.reasons import Needs, best_note, budget_reason
+from provisioner.scheduling.scarcity import pack_scarce
 from provisioner.scheduling.snapshot import Snapshot
 
 __all__ = ["PlanOptions", "plan"]

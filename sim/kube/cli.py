@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 import threading
 from pathlib import Path
+
+import yaml
 
 __all__ = ["main"]
 
@@ -15,7 +18,8 @@ EPILOG = """examples:
   karp-sim kube                                   # empty cluster on a free port
   karp-sim kube --nodes 3 --node-size Standard_D4s_v5
   karp-sim kube --port 6443 --kubeconfig /tmp/kubeconfig
-  KUBECONFIG=$(karp-sim kube --nodes 3 | jq -r .kubeconfig) kubectl get nodes   # (in another shell)
+  karp-sim kube --nodes 3 --kubeconfig /tmp/kc &   # then, once it has printed its line:
+  KUBECONFIG=/tmp/kc kubectl get pods,nodes,nodeclaims,nodepools -A
 
 When ready it prints one JSON line: {"endpoint": "http://127.0.0.1:PORT", "kubeconfig": "PATH"}.
 The custom resource definitions in deploy/crds are installed unless --crds says otherwise.
@@ -51,6 +55,9 @@ def main(argv: list[str]) -> int:
     if not 0 <= args.port <= 65535:
         print(f"karp-sim kube: --port must be between 0 and 65535, not {args.port}", file=sys.stderr)
         return 2
+    if not re.match(r"^Standard_[A-Z]+\d+", args.node_size):
+        print(f"karp-sim kube: --node-size {args.node_size!r}: not an Azure VM size name (e.g. Standard_D4s_v5)", file=sys.stderr)
+        return 2
     for path in args.crds or []:
         if not Path(path).exists():
             print(f"karp-sim kube: --crds {path}: no such file or directory", file=sys.stderr)
@@ -66,6 +73,9 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         print(f"karp-sim kube: cannot listen on 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
         return 1
+    except (yaml.YAMLError, KeyError, TypeError, ValueError) as e:
+        print(f"karp-sim kube: --crds: not a usable CustomResourceDefinition: {e}".splitlines()[0], file=sys.stderr)
+        return 2
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     print(json.dumps({"endpoint": emulator.endpoint, "kubeconfig": emulator.kubeconfig}), flush=True)

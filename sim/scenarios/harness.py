@@ -68,7 +68,9 @@ class Stage:
         log_stream: Any = None,
         timings: StageTimings = StageTimings(),
         on_record: Callable[[dict[str, Any]], None] | None = None,
+        provisioner: bool = True,
     ) -> None:
+        self.with_provisioner = provisioner
         self.mode = mode
         self.timings = timings
         self.kube = KubeEmulator(region=founding.REGION, node_ready_delay=timings.node_ready, tick=0.05)
@@ -98,6 +100,8 @@ class Stage:
         self._closers.append(self.arm.stop)
         self._poller = threading.Thread(target=self._poll_vms, name="karp-sim-kubelets", daemon=True)
         self._poller.start()
+        if not self.with_provisioner:
+            return self
         compute = AzureCompute(AzureConfig.for_emulator(endpoint.as_dict(), _Credential(), max_retries=0))
         self._closers.append(compute.close)
         client, informers, port = connect_cluster(self.kube.kubeconfig, None)

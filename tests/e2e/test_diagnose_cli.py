@@ -132,9 +132,8 @@ def test_redact_masks_ids_and_addresses_everywhere() -> None:
         ([str(SEED), "--format", "yaml"], "--format"),
         ([], "no input"),
         ([str(SEED), "--azure"], "--azure"),
-        ([str(SEED), "--subscription", "abc"], "--azure"),
-        ([str(SEED), "--live"], "--live"),
-        (["--live", "--namespace", "karpenter"], "--live"),
+        ([str(SEED), "--azure", "--subscription", "abc", "--azure-endpoint", "ftp:/x"], "--azure-endpoint"),
+        ([str(SEED), "--live", "--kubeconfig", "/nonexistent/kubeconfig"], "/nonexistent/kubeconfig"),
         ([str(SEED), "--quota-snapshot", "/nonexistent/usage.json"], "/nonexistent/usage.json"),
     ],
 )

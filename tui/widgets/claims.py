@@ -10,7 +10,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from provisioner.model.quantity import format_cpu, format_memory
+from diagnose.sizing import describe_memory
+from provisioner.model.quantity import format_cpu
 from tui.state import CONDITIONS, ClusterState
 from tui.views import CLAIM_COLUMNS, claim_rows, format_time
 from tui.widgets.difftable import DiffTable
@@ -59,7 +60,7 @@ class ClaimsPane(Vertical):
         if claim.node:
             text.append(f"  node {claim.node}")
         if claim.requests_cpu_m is not None:
-            memory = format_memory(claim.requests_memory) if claim.requests_memory is not None else "-"
+            memory = describe_memory(claim.requests_memory) if claim.requests_memory is not None else "-"
             text.append(f"\nrequests cpu {format_cpu(claim.requests_cpu_m)}, memory {memory}, pods {claim.requests_pods}")
         for kind in CONDITIONS:
             condition = claim.conditions[kind]

@@ -149,3 +149,24 @@ def test_ctrlint_nodepool_limit_is_never_exceeded() -> None:
         assert _vcpus(stage) <= 4
         assert stage.counts() == (3, 7)
         assert stage.logged("nodepool.limit_reached")
+
+
+def test_ctrlint_stale_quota_view_refusal_is_remembered_and_replanned() -> None:
+    # the provisioner read 6 vCPUs of headroom; another consumer takes 4 of them before it creates
+    slow = StageTimings(vm_create=0.1, node_ready=0.1, batch_idle=0.3, batch_max=3.0, requeue=1.0,
+                        quota_refresh=600.0, failed_linger=0.5, tick=0.05)
+    with Stage("quota-aware", quotas={"cores": 20}, usages={"cores": 14}, timings=slow) as stage:
+        stage.arm.set_limit("cores", 16)
+        stage.scale(10)
+        assert stage.wait_for(lambda: bool(_reasons(stage)), timeout=20)
+        assert "SubscriptionQuotaReached" in _reasons(stage)
+        assert stage.wait_for(lambda: stage.counts()[0] >= 1, timeout=20), stage.counts()
+        stage.settle(minimum=1.0, maximum=6.0, quiet=1.5)
+        assert _vcpus(stage) <= 2  # what the real limit allows
+        assert stage.controller is not None
+        live = stage.controller.unavailable.entries(stage.controller.clock())
+        assert any(e.scope == "regional" for e in live)
+        refusals = len(_reasons(stage))
+        stage.settle(minimum=2.0, maximum=3.0, quiet=3.0)
+        assert len(_reasons(stage)) == refusals  # no retry loop into the same quota
+        assert not stage.arm.nics.keys() - stage.arm.vms.keys()  # no NIC leaked

@@ -154,3 +154,16 @@ def test_sorted_by_time_then_line() -> None:
     ).frame
     assert frame["line"].to_list() == [3, 1, 2]
     assert frame.schema == pl.Schema(dict(frame.schema))
+
+
+def test_other_time_spellings() -> None:
+    frame = parse_lines(
+        [
+            '{"level":"INFO","time":"2024-08-04T23:21:43.196+0200","message":"a"}',
+            '{"level":"INFO","time":"2024-08-04 21:21:43.196Z","message":"b"}',
+            '{"level":"INFO","time":1722806503.196,"message":"c"}',
+            '{"level":"INFO","time":"not a time","message":"d"}',
+        ]
+    ).frame.sort("line")
+    times = [str(t) if t is not None else None for t in frame["time"]]
+    assert times == ["2024-08-04 21:21:43.196000+00:00"] * 3 + [None]

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from provisioner.scheduling.candidates import Option
 from provisioner.scheduling.ledger import Ledger
-from provisioner.scheduling.packing import Demand, fill, fit_count, pack_cheapest, pack_karpenter, pack_scarce
+from provisioner.scheduling.packing import Demand, fill, fit_count, pack_cheapest, pack_karpenter
+from provisioner.scheduling.scarcity import pack_scarce
 
 GIB = 2**30
 

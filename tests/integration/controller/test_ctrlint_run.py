@@ -1,0 +1,44 @@
+"""``karp-provisioner run``'s assembly from Settings against both emulators (offline credential)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from provisioner.controller.assembly import assemble
+from provisioner.settings import Settings
+from sim.scenarios.harness import Stage, StageTimings
+
+
+class OfflineCredential:
+    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        import time
+
+        from azure.core.credentials import AccessToken
+
+        return AccessToken("karp-offline", int(time.time()) + 3600)
+
+
+def test_ctrlint_run_assembly_places_the_founding_pods(tmp_path: Any) -> None:
+    with Stage(quotas={"cores": 20}, usages={"cores": 14}, provisioner=False,
+               timings=StageTimings(vm_create=0.1, node_ready=0.1)) as stage:
+        arm = stage.arm.endpoint
+        log = tmp_path / "run.log"
+        settings = Settings.from_sources(
+            cluster_name="karpenter", subscription_id=arm.subscription, resource_group="karpenter",
+            location=arm.location, node_resource_group=arm.resource_group, subnet_id=arm.subnet_id,
+            azure_endpoint=arm.endpoint, azure_ca_file=arm.ca_cert, kubeconfig=stage.kube.kubeconfig,
+            batch_idle_seconds=0.3, batch_max_seconds=3, log_file=str(log), log_level="DEBUG",
+        )
+        running = assemble(settings, credential=OfflineCredential())
+        running.start()
+        try:
+            stage.scale(10)
+            assert stage.wait_for(lambda: stage.counts() == (4, 6), timeout=30), stage.counts()
+        finally:
+            running.stop()
+        text = log.read_text()
+        assert '"event":"leader.acquired"' in text
+        assert '"event":"nodeclaim.initialized"' in text
+        assert '"event":"quota.blocked"' in text and '"event":"nodeclaim.launch_failed"' not in text
+        lease = stage.kube.get("leases", "karp-leader-election", "karpenter")
+        assert lease is not None
