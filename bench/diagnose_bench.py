@@ -8,8 +8,9 @@ own subprocess so that every peak RSS is its own:
   validity mask (``str.json_path_match("$")``), ``str.json_decode`` of the valid ones
   against a fixed struct (the same superset of keys ingest uses);
 - ``ingest``: ``diagnose.ingest.load`` alone;
-- ``diagnose``: the full diagnosis, ``diagnose.api.diagnose`` (ingest, correlation, rules),
-  then rendering the report as text, with the time of each step;
+- ``diagnose``: the full diagnosis: ingest, ``diagnose.api.analyse`` (correlation, rules),
+  rendering the report as text; then, on the same table, each analysis step on its own
+  (correlate, rules, redact, render text / json / markdown);
 - ``jq``: ``jq -cR 'fromjson? | select(.level=="ERROR")'`` (the everyday alternative; the
   ``-R``/``fromjson?`` form is needed, plain ``jq`` stops at the first bad line), on a
   prefix of the file and scaled when the file is big.
@@ -97,8 +98,11 @@ def child_ingest(path: str) -> dict[str, Any]:
 
 def child_diagnose(path: str) -> dict[str, Any]:
     from diagnose.api import analyse
+    from diagnose.correlate import correlate
     from diagnose.ingest import load
+    from diagnose.redact import redact_report
     from diagnose.render import render
+    from diagnose.rules import evaluate
 
     start = time.perf_counter()
     ingested = load([path])
@@ -107,7 +111,7 @@ def child_diagnose(path: str) -> dict[str, Any]:
     t_analyse = time.perf_counter() - start - t_ingest
     render(report, "text", io.StringIO())
     seconds = time.perf_counter() - start
-    return {
+    result: dict[str, Any] = {
         "seconds": seconds,
         "ingest_seconds": t_ingest,
         "analyse_seconds": t_analyse,
@@ -117,6 +121,24 @@ def child_diagnose(path: str) -> dict[str, Any]:
         "cpu": _cpu(),
         "peak_mb": _peak_mb(),
     }
+    # the analysis steps one by one, after the end-to-end figures (same table)
+    steps: dict[str, float] = {}
+    mark = time.perf_counter()
+    correlation = correlate(ingested.frame)
+    steps["correlate"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    evaluate(correlation)
+    steps["rules"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    redact_report(report)
+    steps["redact"] = time.perf_counter() - mark
+    for fmt in ("text", "json", "markdown"):
+        mark = time.perf_counter()
+        render(report, fmt, io.StringIO())
+        steps[f"render {fmt}"] = time.perf_counter() - mark
+    result["steps"] = steps
+    result["rows"] = ingested.frame.height
+    return result
 
 
 CHILDREN = {"baseline": child_baseline, "ingest": child_ingest, "diagnose": child_diagnose}
@@ -207,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'jq ERROR filter':<34}{jq['scaled_seconds']:9.2f}{mb / jq['scaled_seconds']:9.1f}{'-':>14}"
           f"   (measured on {jq['measured_mb']:.0f} MiB in {jq['seconds']:.2f} s, scaled; "
           f"{jq['error_lines']:,} ERROR lines in that part)")
+    rows = full["rows"]
+    print("analysis steps: " + "; ".join(
+        f"{name} {seconds:.3f} s" + (f" ({rows / seconds:,.0f} rows/s)" if name == "correlate" and seconds else "")
+        for name, seconds in full["steps"].items()
+    ))
     ratio = baseline["seconds"] / full["seconds"]
     print(f"full diagnosis throughput / baseline throughput: {ratio:.2f} wall-clock, "
           f"{baseline['cpu'] / full['cpu']:.2f} by CPU time; ingest alone: "

@@ -38,7 +38,7 @@ from tui.widgets.help import HelpScreen
 from tui.widgets.logpane import LogPane
 from tui.widgets.pending import PendingPane
 from tui.widgets.quota import QuotaPane
-from tui.widgets.timeline import StatusBar
+from tui.widgets.status import StatusBar
 
 __all__ = ["PANES", "KarpTui"]
 
@@ -75,7 +75,7 @@ class KarpTui(App[None]):
     def __init__(
         self,
         *,
-        load: Callable[[], Timeline] | None = None,
+        load: Callable[[Callable[[int, int], None]], Timeline] | None = None,
         feed: Feed | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -200,8 +200,14 @@ class KarpTui(App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_timeline(self) -> None:
         assert self._load is not None
+        status = self.query_one(StatusBar)
+
+        def progress(done: int, total: int) -> None:
+            if total:
+                self._on_screen(status.show_live, "replay", f"reading… {min(100 * done // total, 100)}%", True)
+
         try:
-            timeline = self._load()
+            timeline = self._load(progress)
         except Exception as error:  # shown, never fatal
             self._on_screen(self.query_one(StatusBar).show_live, "replay", f"cannot read: {error}", False)
             return
@@ -229,7 +235,11 @@ class KarpTui(App[None]):
             self.position = position
             self.state = timeline.state_at(position)
             self._on_screen(self.render_state)
-        findings = findings_for(timeline.head(position))
+        try:
+            findings = findings_for(timeline.head(position))
+        except Exception as error:  # the analysis failing must not stop the replay
+            self._on_screen(self.query_one(StatusBar).show_live, "replay", f"analysis failed: {error}", False)
+            return
         with self._state_lock:
             if self.position == position:
                 self.state.set_findings(findings)  # may also fill in derived pod requests
@@ -294,8 +304,10 @@ class KarpTui(App[None]):
         while not worker.is_cancelled:
             try:
                 update = feed.poll()
-            except FeedError as error:
-                message = f"connection lost: {error}; retrying in {backoff:g}s (r retries now)"
+            except Exception as error:  # FeedError (connection) or anything else: shown, retried
+                what = "connection lost" if isinstance(error, FeedError) else f"read failed ({type(error).__name__})"
+                detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+                message = f"{what}, retrying in {backoff:g}s (r: now): {detail}"
                 self._on_screen(status.show_live, feed.label, message, False)
                 self._retry_now.wait(backoff)
                 self._retry_now.clear()

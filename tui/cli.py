@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -78,12 +79,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.paths or args.events:
         for path in [*args.paths, *args.events]:
-            if path != "-" and not Path(path).exists():
+            if path == "-":
+                return _fail("-: karp-tui cannot read a log from stdin (the terminal is its input); save it to a file")
+            if not Path(path).exists():
                 return _fail(f"{path}: no such file or directory")
         paths, events = list(args.paths), list(args.events)
 
-        def load() -> Timeline:
-            return Timeline(*load_frame(paths, events))
+        def load(progress: Callable[[int, int], None]) -> Timeline:
+            return Timeline(*load_frame(paths, events, progress))
 
         KarpTui(load=load).run()
         return 0

@@ -17,7 +17,8 @@ The state keeps:
   and the demand waiting on each;
 - findings (set from karp-diagnose's analysis) and the log records themselves.
 
-Nothing here reads a clock or touches the screen; ``views`` turns it into table rows.
+Nothing here reads a clock or touches the screen; ``views`` turns it into table rows. The
+objects it holds are defined in ``tui.objects`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -25,15 +26,24 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from diagnose.correlate import owner_of
 from diagnose.findings import Finding
 from diagnose.sizing import vcpus_of
 from provisioner.model.instance_type import quota_family_name
-from provisioner.model.quota import REGIONAL_QUOTA, SPOT_QUOTA, QuotaSnapshot
+from provisioner.model.quota import REGIONAL_QUOTA, SPOT_QUOTA
+from tui.objects import (
+    CONDITIONS,
+    ClaimState,
+    Condition,
+    LogRecord,
+    PendingPod,
+    QuotaGauge,
+    Snapshot,
+    workload_of,
+)
 
 __all__ = [
     "CONDITIONS",
@@ -48,91 +58,6 @@ __all__ = [
 ]
 
 Record = Mapping[str, Any]
-CONDITIONS = ("Launched", "Registered", "Initialized")
-
-
-def workload_of(pod: str) -> str:
-    """``default/inflate-74ccd665f4-79x4g`` -> ``Deployment default/inflate``; ``Pod <name>`` when unsure."""
-    return owner_of(pod) or f"Pod {pod}"
-
-
-@dataclass(slots=True)
-class PendingPod:
-    key: str  # namespace/name
-    workload: str
-    first_seen: datetime | None = None
-    cpu_m: int | None = None
-    memory: int | None = None
-    scheduler_reason: str = ""
-    provisioner_reason: str = ""
-    nodeclaim: str = ""
-    cause: str = ""  # set when the pod itself is blocked (not through its NodeClaim)
-
-
-@dataclass(slots=True)
-class Condition:
-    status: str = "Unknown"  # True | False | Unknown
-    reason: str = ""
-    since: datetime | None = None
-
-
-@dataclass(slots=True)
-class ClaimState:
-    name: str
-    nodepool: str = ""
-    instance_type: str = ""
-    vcpus: int | None = None
-    capacity_type: str = ""
-    zone: str = ""
-    node: str = ""
-    created: datetime | None = None
-    conditions: dict[str, Condition] = field(default_factory=lambda: {c: Condition() for c in CONDITIONS})
-    last_error: str = ""
-    last_error_code: str = ""
-    category: str = ""  # diagnosis category of the last error
-    quota_name: str = ""  # the quota the last error was about
-    quota_required: int = 0
-    requests_cpu_m: int | None = None
-    requests_memory: int | None = None
-    requests_pods: int | None = None
-
-    @property
-    def blocked(self) -> bool:
-        return bool(self.category) and self.conditions["Launched"].status != "True"
-
-
-@dataclass(slots=True)
-class QuotaGauge:
-    name: str  # cores | lowPriorityCores | standardDLSv5Family …
-    scope: str  # regional | family | spot
-    limit: int | None = None
-    usage: int | None = None
-    read_at: datetime | None = None
-    source: str = ""  # log | azure | snapshot
-
-
-@dataclass(frozen=True, slots=True)
-class LogRecord:
-    index: int
-    file: str
-    line: int
-    time: datetime | None
-    level: str
-    component: str
-    message: str
-    raw: str
-    fields: tuple[tuple[str, Any], ...]
-
-
-@dataclass(slots=True)
-class Snapshot:
-    """A whole picture read from a live source; ``None`` parts are left as they are."""
-
-    taken_at: datetime
-    pods: dict[str, PendingPod] | None = None  # every pending pod (replaces the set)
-    claims: dict[str, ClaimState] | None = None
-    quota: QuotaSnapshot | None = None
-    pod_changes: dict[str, PendingPod | None] | None = None  # only what changed; None: the pod left
 
 
 def _str(record: Record, key: str) -> str:
@@ -318,8 +243,9 @@ class ClusterState:
         elif event == "nodeclaim.registration_timeout":
             self._condition(claim, "Registered", "False", "RegistrationTimeout", moment)
         code = _str(record, "error_code")
-        if code or event in _LAUNCH_EVENTS or _str(record, "level") == "ERROR":
-            self._claim_error(claim, record, code, event, moment)
+        warned = _str(record, "source") == "event" and bool(_str(record, "category"))
+        if code or warned or event in _LAUNCH_EVENTS or _str(record, "level") == "ERROR":
+            self._claim_error(claim, record, code or (_str(record, "reason") if warned else ""), event, moment)
 
     def _claim_error(
         self, claim: ClaimState, record: Record, code: str, event: str, moment: datetime | None

@@ -68,6 +68,7 @@ class _Tally:
     unparsed_refs: list[Evidence] = field(default_factory=list)
     repaired_refs: list[Evidence] = field(default_factory=list)
     timed: list[pl.DataFrame] = field(default_factory=list)  # rows with a time, in order per block
+    timed_input: int = -1  # the input the last timed block came from
     untimed: list[pl.DataFrame] = field(default_factory=list)  # rows without, in line order
 
     def stats(self) -> InputStats:
@@ -153,9 +154,24 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
         joined = joined.sort(["time", "line"], nulls_last=True)
     timed = joined.height - joined["time"].null_count()
     joined = joined.with_columns(pl.lit(index, pl.Int32).alias("_input"))
-    tally.timed.append(joined.slice(0, timed))
+    _append_timed(tally, index, joined.slice(0, timed))
     if timed < joined.height:
         tally.untimed.append(joined.slice(timed))
+
+
+def _append_timed(tally: _Tally, index: int, frame: pl.DataFrame) -> None:
+    """Append a block's timed rows (sorted), first moving into the previous block of the same
+    input the rows that are earlier than its last time (clocks that step back a little)."""
+    if frame.height and tally.timed and tally.timed_input == index:
+        previous = tally.timed[-1]
+        limit = previous["time"][-1]
+        early = int(frame["time"].search_sorted(limit, side="left"))
+        if early:
+            tally.timed[-1] = pl.concat([previous, frame.slice(0, early)]).sort(["time", "line"])
+            frame = frame.slice(early)
+    if frame.height:
+        tally.timed.append(frame)
+        tally.timed_input = index
 
 
 def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after_block: Callable[[], None]) -> None:
@@ -198,7 +214,7 @@ def _finish(tally: _Tally) -> Ingested:
     order = frame.select(pl.arg_sort_by(["time", "_input", "line"], nulls_last=True).alias("o"))["o"]
     if not order.equals(pl.int_range(0, frame.height, dtype=pl.UInt32, eager=True).cast(order.dtype)):
         frame = frame[order]  # inputs overlap in time: one reordering copy
-    return Ingested(frame.select(list(SCHEMA)), tally.stats())
+    return Ingested(frame.drop("_input"), tally.stats())  # drop, not select: select would rechunk (a copy)
 
 
 def load(

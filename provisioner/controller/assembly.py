@@ -41,6 +41,7 @@ class Running:
     controller: Controller
     closers: list[Callable[[], None]] = field(default_factory=list)
     elector: LeaderElector | None = None
+    stopping: bool = False
 
     def start(self) -> None:
         if self.elector is not None:
@@ -48,6 +49,7 @@ class Running:
         self.controller.start()
 
     def stop(self) -> None:
+        self.stopping = True
         self.controller.stop()
         if self.elector is not None:
             self.elector.stop(release=True)
@@ -104,7 +106,8 @@ def assemble(settings: Settings, credential: Any = None) -> Running:
         log.log("leader.acquired", lease=lease)
 
     def lost() -> None:
-        log.log("leader.lost", lease=lease)
+        if not running.stopping:  # giving the lease back on shutdown is no loss
+            log.log("leader.lost", lease=lease)
 
     elector = LeaderElector(kube.raw, gate=gate, on_started_leading=acquired, on_stopped_leading=lost)
     compute = AzureCompute(config)
@@ -115,7 +118,8 @@ def assemble(settings: Settings, credential: Any = None) -> Running:
     )
     controller = build(options, port, compute, settings.location, log, is_leader=lambda: gate.is_leader)
     closers: list[Callable[[], None]] = [kube.close, *(i.stop for i in informers.values()), compute.close, log.close]
-    return Running(controller, closers, elector)
+    running = Running(controller, closers, elector)
+    return running
 
 
 def _stdout() -> Any:

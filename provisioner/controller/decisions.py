@@ -30,11 +30,12 @@ class ClaimDecision:
     nodepool: NodePool
     options: tuple[InstanceType, ...]  # cheapest first
     capacity_type: str
-    zone: str
+    zone: str  # "1", "2", "3", or "" for any allowed zone
     requests: Resources
     pods: tuple[Pod, ...]
     requirements: tuple[dict[str, Any], ...] = ()
     name: str = ""  # set by the planner when it names claims, else by the controller
+    zones: tuple[str, ...] = ()  # zones allowed ("1", "2", "3"); () = any the size is offered in
 
 
 @dataclass(frozen=True, slots=True)

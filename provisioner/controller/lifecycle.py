@@ -73,8 +73,7 @@ class Lifecycle:
         try:
             self._cluster.update_nodeclaim_status(record)
         except Exception as e:
-            self._log.log("nodeclaim.launch_failed", name=claim, message="could not update nodeclaim status",
-                          error=str(e))
+            self._log.log("controller.error", step="nodeclaim status", NodeClaim={"name": claim}, error=str(e))
         self._reporter.transitions(claim, transitions)
         if not result.ok:
             self._replan()
@@ -86,7 +85,7 @@ class Lifecycle:
                 self._cluster.delete_nodeclaim(name)
                 self._log.log("nodeclaim.deleted", name=name, reason="launch failed")
             except Exception as e:
-                self._log.log("nodeclaim.deleted", name=name, message="could not delete nodeclaim", error=str(e))
+                self._log.log("controller.error", step="nodeclaim delete", NodeClaim={"name": name}, error=str(e))
         pending = [r for r in list(self._provisioner.records.values())
                    if r.status_of("Launched") == "True" and r.status_of("Initialized") != "True"]
         if not pending:

@@ -77,8 +77,9 @@ class Controller:
         self.unavailable = UnavailableOfferings(cache_regional=options.mode == "quota-aware")
         self.quota = QuotaCache(compute.read_quota, timedelta(seconds=options.quota_refresh), clock,
                                 on_refresh=self._quota_read)
-        self.launcher = Launcher(compute, log, self.unavailable, clock, quota=self.quota,
-                                 workers=options.launch_workers)
+        quota_aware = options.mode == "quota-aware"
+        self.launcher = Launcher(compute, log, self.unavailable, clock, quota=self.quota if quota_aware else None,
+                                 workers=options.launch_workers)  # karpenter mode never reads usages
         self.reporter = Reporter(log, events, clock)
         self.batcher = Batcher(options.batch_idle, options.batch_max, clock=monotonic)
         self.provisioner = Provisioner(
@@ -129,7 +130,7 @@ class Controller:
             try:
                 self.quota.refresh()
             except Exception as e:
-                self.log.log("quota.updated", message="could not read quota usages", error=str(e))
+                self.log.log("controller.error", step="quota", message="could not read quota usages", error=str(e))
         self._stop.clear()
         self._threads = [
             threading.Thread(target=self._batch_loop, name="karp-batch", daemon=True),
@@ -152,7 +153,7 @@ class Controller:
             step()
         except Exception as e:  # a failing step is logged and retried on the next round
             self.errors.append(f"{what}: {type(e).__name__}: {e}")
-            self.log.log("pod.unschedulable", message=f"{what} failed", error=f"{type(e).__name__}: {e}")
+            self.log.log("controller.error", step=what, error=f"{type(e).__name__}: {e}")
 
     def _batch_loop(self) -> None:
         while not self._stop.is_set():

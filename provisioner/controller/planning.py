@@ -52,7 +52,7 @@ def _may_match(term: Requirements, labels: dict[str, str]) -> bool:
     return term.only(labels.keys()).matches(labels)
 
 
-def _claim(record: ClaimRecord, overhead: Resources) -> NodeClaim:
+def _claim(record: ClaimRecord, overhead: Resources, region: str) -> NodeClaim:
     """An in-flight claim as the planner sees it. Its requests are only the DaemonSet overhead: the pods
     it was made for are still pending, and the planner places them again (onto it, first)."""
     launched = record.status_of("Launched") == "True"
@@ -61,7 +61,8 @@ def _claim(record: ClaimRecord, overhead: Resources) -> NodeClaim:
         status = NodeClaimStatus.REGISTERED if record.node_name else NodeClaimStatus.LAUNCHED
     return NodeClaim(
         name=record.name, nodepool=record.nodepool, requests=overhead, instance_types=(record.instance_type,),
-        instance_type=record.instance_type, capacity_type=record.capacity_type, zone=record.zone, status=status,
+        instance_type=record.instance_type, capacity_type=record.capacity_type,
+        zone=f"{region}-{record.zone}" if record.zone else "", status=status,
         node_name=record.node_name, provider_id=record.provider_id, created_at=record.launched_at,
     )
 
@@ -98,7 +99,7 @@ def build_snapshot(data: PlanInput, unavailable: UnavailableOfferings, region: s
         nodepools=view.nodepools,
         catalog=catalog,
         nodes=tuple(_settled(n.node, launching) for n in view.nodes),
-        in_flight=tuple(_claim(c, overhead.get(c.nodepool, Resources())) for c in data.in_flight
+        in_flight=tuple(_claim(c, overhead.get(c.nodepool, Resources()), region) for c in data.in_flight
                         if c.status_of("Initialized") != "True"),
         quota=data.quota if data.quota_aware else None,
         unavailable=unavailable_keys(unavailable, catalog, data),
@@ -106,6 +107,11 @@ def build_snapshot(data: PlanInput, unavailable: UnavailableOfferings, region: s
         node_classes={nc.name: nc for nc in view.nodeclasses},
         now=data.now,
     )
+
+
+def _bare_zone(label: str, region: str) -> str:
+    """``westus2-1`` (the zone label) -> ``1`` (the zone a VM is created in)."""
+    return label.removeprefix(f"{region}-")
 
 
 def to_decisions(plan: Plan, data: PlanInput, region: str) -> Decisions:
@@ -121,8 +127,9 @@ def to_decisions(plan: Plan, data: PlanInput, region: str) -> Decisions:
         options = tuple(types[n] for n in dict.fromkeys(names) if n in types)
         reqs = tuple({"key": r.key, "operator": r.operator, "values": list(r.values)}
                      for r in c.to_nodeclaim().requirements.items)
-        claims.append(ClaimDecision(pool, options, c.capacity_type, c.zone, c.requests,
-                                    tuple(pods[k] for k in c.pods if k in pods), reqs))
+        claims.append(ClaimDecision(pool, options, c.capacity_type, _bare_zone(c.zone, region), c.requests,
+                                    tuple(pods[k] for k in c.pods if k in pods), reqs,
+                                    zones=tuple(_bare_zone(z, region) for z in c.zones)))
     targets: dict[str, list[Pod]] = {}
     for p in plan.placements:
         if p.pod in pods:

@@ -137,7 +137,8 @@ class Provisioner:
             try:
                 self._quota.refresh_if_stale()
             except Exception as e:  # fail open on the last good view, and say so
-                self._log.log("quota.updated", message="could not read quota usages; using the last good view", error=str(e))
+                self._log.log("controller.error", step="quota", message="could not read quota usages; using the last good view",
+                              error=str(e))
             quota = self._quota.snapshot()
         catalog = tuple(self._unavailable.apply(list(self._catalog()), now))
         with self._lock:
@@ -179,26 +180,40 @@ class Provisioner:
         self.stats.last_duration = time.perf_counter() - started
         return decisions
 
-    def _nodepool_usage(self, snapshot: PlanInput) -> dict[str, tuple[int, int]]:
-        """(millicores, nodes) of capacity each NodePool already has (claims in flight or registered)."""
+    def _nodepool_usage(self, snapshot: PlanInput) -> dict[str, tuple[int, int, int]]:
+        """(millicores, bytes, nodes) of capacity each NodePool holds: claims in flight, and its nodes
+        that no such claim accounts for."""
         by_name = {it.name: it for it in snapshot.catalog}
-        usage: dict[str, tuple[int, int]] = {}
+        usage: dict[str, tuple[int, int, int]] = {}
+
+        def add(pool: str, cpu: int, memory: int) -> None:
+            c, m, n = usage.get(pool, (0, 0, 0))
+            usage[pool] = (c + cpu, m + memory, n + 1)
+
+        claimed = set()
         for c in snapshot.in_flight:
             it = by_name.get(c.instance_type)
-            cpu, nodes = usage.get(c.nodepool, (0, 0))
-            usage[c.nodepool] = (cpu + (it.millicores if it else c.requests.cpu_m), nodes + 1)
+            add(c.nodepool, it.millicores if it else c.requests.cpu_m, it.memory_bytes if it else c.requests.memory)
+            if c.node_name:
+                claimed.add(c.node_name)
+        for record in snapshot.view.nodes:
+            node = record.node
+            if node.nodepool and node.name not in claimed:
+                it = by_name.get(node.label_map.get("node.kubernetes.io/instance-type", ""))
+                add(node.nodepool, it.millicores if it else node.allocatable.cpu_m,
+                    it.memory_bytes if it else node.allocatable.memory)
         return usage
 
-    def _within_limits(self, pool: NodePool, it: InstanceType, usage: dict[str, tuple[int, int]]) -> bool:
-        cpu, nodes = usage.get(pool.name, (0, 0))
+    def _within_limits(self, pool: NodePool, it: InstanceType, usage: dict[str, tuple[int, int, int]]) -> bool:
+        cpu, memory, nodes = usage.get(pool.name, (0, 0, 0))
         limits = pool.limits
         if limits.cpu_m is not None and cpu + it.millicores > limits.cpu_m:
             return False
-        if limits.memory is not None:
-            return True  # memory limits are enforced by the planner; capacity memory is not tracked here
+        if limits.memory is not None and memory + it.memory_bytes > limits.memory:
+            return False
         return limits.nodes is None or nodes + 1 <= limits.nodes
 
-    def _act(self, decision: ClaimDecision, snapshot: PlanInput, usage: dict[str, tuple[int, int]]) -> None:
+    def _act(self, decision: ClaimDecision, snapshot: PlanInput, usage: dict[str, tuple[int, int, int]]) -> None:
         pool = decision.nodepool
         options = [it for it in decision.options if not it.not_available]
         choice = self._choose(options, decision)
@@ -210,8 +225,8 @@ class Provisioner:
             self._reporter.blocked([Blocked(decision.pods, f"nodepool {pool.name} limits would be exceeded by "
                                             f"{it.name}", pool.name, nodepool_limit=True)])
             return
-        cpu, nodes = usage.get(pool.name, (0, 0))
-        usage[pool.name] = (cpu + it.millicores, nodes + 1)
+        cpu, memory, nodes = usage.get(pool.name, (0, 0, 0))
+        usage[pool.name] = (cpu + it.millicores, memory + it.memory_bytes, nodes + 1)
         name = decision.name or f"{pool.name}-{_suffix()}"
         now = self._clock()
         labels = {**pool.label_map, **it.labels(), "karpenter.sh/capacity-type": decision.capacity_type}
@@ -243,7 +258,8 @@ class Provisioner:
         """The first size (cheapest first) with an available offering of the capacity type (and zone)."""
         for it in options:
             offers = [o for o in it.offerings if o.capacity_type == decision.capacity_type and o.available
-                      and (not decision.zone or o.zone == decision.zone)]
+                      and (not decision.zone or o.zone == decision.zone)
+                      and (not decision.zones or o.zone in decision.zones)]
             if not it.offerings and not decision.zone:
                 return it, ""
             if offers:

@@ -63,7 +63,7 @@ class Reporter:
         try:
             self._sink(kind, namespace, name, type_, reason, message)
         except Exception as e:  # an Event is best effort; the log line is the record
-            self._log.log("cloud.throttled", message="could not record event", error=str(e), reason=reason)
+            self._log.log("event.not_recorded", error=str(e), reason=reason, kind=kind, object=name)
         return True
 
     def nominated(self, pod: Pod, target: str) -> None:

@@ -49,7 +49,7 @@ class ServiceOptions:
     upkeep: UpkeepOptions
     leader_elect: bool = True
     lease_name: str = "karp-leader-election"
-    lease_namespace: str = "karpenter"
+    lease_namespace: str = field(default_factory=lambda: os.environ.get("POD_NAMESPACE") or "karpenter")
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
@@ -256,11 +256,14 @@ def assemble_service(settings: Any) -> Service:
         gc_interval=float(get("gc_interval_seconds", 120.0)),
         gc_grace=float(get("gc_grace_seconds", 300.0)),
     )
+    lease = float(get("lease_duration_seconds", 15.0))
     options = ServiceOptions(
         upkeep=upkeep,
         leader_elect=bool(get("leader_elect", True)),
-        lease_namespace=str(get("lease_namespace", "karpenter")),
-        lease_duration=float(get("lease_duration_seconds", 15.0)),
+        lease_namespace=str(get("lease_namespace", "") or os.environ.get("POD_NAMESPACE") or "karpenter"),
+        lease_duration=lease,
+        renew_deadline=lease * 2 / 3,  # 15 s -> 10 s, as client-go's defaults
+        retry_period=lease * 2 / 15,  # 15 s -> 2 s
         metrics_port=int(get("metrics_port", 8080)),
         health_port=int(get("health_port", 8081)),
         shutdown_grace=float(get("shutdown_grace_seconds", 30.0)),

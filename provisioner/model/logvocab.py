@@ -81,6 +81,8 @@ EVENTS: dict[str, EventKind] = _kinds(
     EventKind("leader.lost", "lost lease", "ERROR", "leaderelection"),
     EventKind("process.starting", "starting karp-provisioner", "INFO", "manager"),
     EventKind("process.stopping", "stopping karp-provisioner", "INFO", "manager"),
+    EventKind("controller.error", "Reconciler error", "ERROR", "manager"),
+    EventKind("event.not_recorded", "could not record event", "WARN", "events"),
 )
 
 

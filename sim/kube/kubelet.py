@@ -81,6 +81,8 @@ def node_object(name: str, size: str, zone: str, provider_id: str, region: str, 
         **size_labels,
         **(labels or {}),
     }
+    if not zone:
+        del node_labels["topology.disk.csi.azure.com/zone"]
     node_taints = [dict(t) for t in (taints or [])]
     if not ready:
         node_taints.append(dict(NOT_READY_TAINT))

@@ -137,6 +137,8 @@ class _Handler(BaseHTTPRequestHandler):
         stream = server.api.watch(route, query, stopped)  # raises ApiError (410, 400) before the headers
         with server.watch_lock:
             server.open_watches += 1
+        if wants_table(self.headers.get("Accept") or ""):
+            stream = _as_tables(route, stream)
         try:
             self._write_stream(stream, stopped, generation)
         finally:
@@ -165,3 +167,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
+
+
+def _as_tables(route: Route, stream: Any) -> Any:
+    """Watch events whose objects are one-row Tables, as kubectl get -w asks for."""
+    for batch in stream:
+        yield [e if e["type"] in ("BOOKMARK", "ERROR") else {"type": e["type"], "object": as_table(route.kind, e["object"])}
+               for e in batch]

@@ -19,13 +19,13 @@ def seed_path() -> str:
 
 
 @pytest.fixture
-def seed_timeline() -> Callable[[], Timeline]:
-    def load() -> Timeline:
-        return Timeline(*load_frame([SEED]))
+def seed_timeline() -> Callable[..., Timeline]:
+    def load(progress: Callable[[int, int], None] | None = None) -> Timeline:
+        return Timeline(*load_frame([SEED], progress=progress))
 
     return load
 
 
 @pytest.fixture
-def seed_app(seed_timeline: Callable[[], Timeline]) -> KarpTui:
+def seed_app(seed_timeline: Callable[..., Timeline]) -> KarpTui:
     return KarpTui(load=seed_timeline)

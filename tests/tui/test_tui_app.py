@@ -11,7 +11,7 @@ from tui.app import KarpTui
 from tui.widgets.difftable import DiffTable
 from tui.widgets.help import HelpScreen
 from tui.widgets.logpane import LogPane
-from tui.widgets.timeline import StatusBar
+from tui.widgets.status import StatusBar
 
 
 def _text(app: KarpTui, selector: str) -> str:
@@ -219,7 +219,7 @@ async def test_help_opens_and_closes_then_q_quits(seed_app: KarpTui) -> None:
 
 
 async def test_unreadable_input_is_shown_not_fatal() -> None:
-    def broken() -> Any:
+    def broken(progress: Any) -> Any:
         raise OSError("permission denied")
 
     app = KarpTui(load=broken)
@@ -228,3 +228,20 @@ async def test_unreadable_input_is_shown_not_fatal() -> None:
         assert "cannot read: permission denied" in _text(app, "#status")
         await pilot.press("right_square_bracket")
         assert app.position == 0
+
+
+async def test_mouse_selects_a_log_line(seed_app: KarpTui) -> None:
+    async with seed_app.run_test(size=(80, 24)) as pilot:
+        await _settle(seed_app, pilot)
+        await pilot.press("5")
+        await _settle(seed_app, pilot)
+        assert "seed-karpenter-2023-11-24.log:10" in _text(seed_app, "#log-pretty")  # follows the newest line
+        table = seed_app.query_one("#log-table", DiffTable)
+        first_visible = int(table.scroll_y)
+        assert first_visible < 9
+        await pilot.click("#log-table", offset=(5, 1))  # the first visible record, under the header
+        await pilot.pause()
+        assert table.cursor_coordinate.row == first_visible
+        record = seed_app.state.log[first_visible]
+        pretty = _text(seed_app, "#log-pretty")
+        assert f"seed-karpenter-2023-11-24.log:{record.line} " in pretty and record.message[:40] in pretty

@@ -26,6 +26,7 @@ def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
         ([], "give log files to replay, or --live, or --sim"),
         (["a.log", "--live"], "exactly one of them"),
         (["/nonexistent/karp.log"], "/nonexistent/karp.log: no such file or directory"),
+        (["-"], "karp-tui cannot read a log from stdin"),
         (["x.log", "--subscription", "s"], "--subscription only applies to --live"),
         (["--live", "--interval", "0"], "--interval must be a positive number"),
         (["--live", "--subscription", "s"], "give --subscription and --location together"),

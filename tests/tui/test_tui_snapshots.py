@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from textual.widgets import DataTable
 from textual.worker import WorkerCancelled
 
 from tui.app import KarpTui
@@ -21,6 +22,13 @@ async def _loaded(pilot: Any) -> None:
             break
         except WorkerCancelled:
             continue
+    # Tables measure new rows when idle, then scroll to their cursor after the next layout:
+    # let both settle (bounded: each round only lets the app process its queue).
+    for _ in range(50):
+        await pilot.pause()
+        if not any(t._require_update_dimensions or t._new_rows for t in pilot.app.query(DataTable)):
+            break
+    await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
 
@@ -29,7 +37,7 @@ def test_tui_founding_80x24(snap_compare: Any, seed_app: KarpTui, pane: str) -> 
     async def before(pilot: Any) -> None:
         await _loaded(pilot)
         await pilot.press(pane)
-        await pilot.pause()
+        await _loaded(pilot)
 
     assert snap_compare(seed_app, terminal_size=(80, 24), run_before=before)
 

@@ -15,7 +15,7 @@ from tui.views import claim_rows, format_age, gauges, log_matches, pending_group
 T0 = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
 
 
-def test_seed_log_pending_pods_grouped(seed_timeline: Callable[[], Timeline]) -> None:
+def test_seed_log_pending_pods_grouped(seed_timeline: Callable[..., Timeline]) -> None:
     timeline = seed_timeline()
     state = timeline.state_at(len(timeline))
     assert len(state.pods) == 5
@@ -27,7 +27,7 @@ def test_seed_log_pending_pods_grouped(seed_timeline: Callable[[], Timeline]) ->
     assert all(p.nodeclaim == "general-purpose-pq7gl" for p in state.pods.values())
 
 
-def test_seed_log_nodeclaim_and_quota(seed_timeline: Callable[[], Timeline]) -> None:
+def test_seed_log_nodeclaim_and_quota(seed_timeline: Callable[..., Timeline]) -> None:
     timeline = seed_timeline()
     state = timeline.state_at(len(timeline))
     claim = state.claims["general-purpose-pq7gl"]
@@ -42,7 +42,7 @@ def test_seed_log_nodeclaim_and_quota(seed_timeline: Callable[[], Timeline]) -> 
     assert names == ["cores", "standardDLSv5Family", "lowPriorityCores"]
 
 
-def test_timeline_moves_back_and_forth(seed_timeline: Callable[[], Timeline]) -> None:
+def test_timeline_moves_back_and_forth(seed_timeline: Callable[..., Timeline]) -> None:
     timeline = seed_timeline()
     assert len(timeline) == 10
     early = timeline.state_at(1)
@@ -106,7 +106,7 @@ def test_workload_and_age_formatting() -> None:
     assert format_age(None, T0) == "-"
 
 
-def test_log_filter_matching(seed_timeline: Callable[[], Timeline]) -> None:
+def test_log_filter_matching(seed_timeline: Callable[..., Timeline]) -> None:
     timeline = seed_timeline()
     log = timeline.state_at(len(timeline)).log
     assert sum(log_matches(r, "ERROR", "", "") for r in log) == 1
@@ -115,7 +115,7 @@ def test_log_filter_matching(seed_timeline: Callable[[], Timeline]) -> None:
 
 
 def test_checkpoints_give_the_same_state_as_folding_again(
-    seed_timeline: Callable[[], Timeline], monkeypatch: pytest.MonkeyPatch
+    seed_timeline: Callable[..., Timeline], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tui.sources import replay
 
@@ -130,3 +130,19 @@ def test_checkpoints_give_the_same_state_as_folding_again(
         assert pending_rows(state, state.time) == pending_rows(fresh, fresh.time)
         assert claim_rows(state, state.time) == claim_rows(fresh, fresh.time)
         assert gauges(state) == gauges(fresh)
+
+
+def test_replay_with_an_events_dump(seed_path: str) -> None:
+    from pathlib import Path
+
+    from tui.sources.replay import load_frame
+
+    events = str(Path(seed_path).parents[1] / "events" / "kubectl-get-events-2023-11-24.json")
+    timeline = Timeline(*load_frame([seed_path], [events]))
+    state = timeline.state_at(len(timeline))
+    assert state.pods["default/inflate-74ccd665f4-79x4g"].scheduler_reason.startswith("0/3 nodes are available")
+    assert state.pods["default/inflate-74ccd665f4-mx7q9"].nodeclaim == "general-purpose-pq7gl"
+    other = state.claims["general-purpose-zz8kq"]
+    assert other.conditions["Launched"].status == "False"
+    assert other.category == "insufficient-capacity"
+    assert claim_rows(state, state.time)["general-purpose-pq7gl"][6] == "False OperationNotAllowed"

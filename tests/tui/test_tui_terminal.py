@@ -63,3 +63,23 @@ def test_tui_terminal_shows_quota_finding(session: str, seed_path: str) -> None:
     assert [int(n) for n in re.findall(r"\d+", numbers.group(0))] == [20, 14, 16, 30]
     _tmux(session, "send-keys", "-t", session, "q")
     _wait_for_screen(session, lambda s: "general-purpose-pq7gl" not in s, timeout=10)
+
+
+def test_tui_terminal_live_against_the_kube_emulator(session: str) -> None:
+    from sim.kube.emulator import KubeEmulator
+    from sim.scenarios.founding import seed_cluster, set_replicas
+
+    with KubeEmulator(node_ready_delay=0.05, node_gone_delay=0.05, tick=0.05) as kube:
+        seed_cluster(kube)
+        set_replicas(kube, 10)
+        assert kube.wait_idle(10)
+        _tmux(session, "-f", os.devnull, "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
+              f"env -u COLUMNS -u LINES TERM=xterm-256color {KARP_TUI} --live --kubeconfig {kube.kubeconfig}"
+              " --interval 1")
+        screen = _wait_for_screen(session, lambda s: "10 × Deployment default/inflate" in s)
+        assert "live: kubeconfig" in screen and "connected 10 pending pods" in screen
+        assert "1/256M" in screen  # requests read from the pods themselves
+    # the emulator is gone: the screen says so and keeps retrying
+    screen = _wait_for_screen(session, lambda s: "connection lost" in s or "read failed" in s)
+    assert re.search(r"(connection lost|read failed).*, retrying in \d+s", screen)
+    _tmux(session, "send-keys", "-t", session, "q")

@@ -9,7 +9,7 @@ records in; backward moves start again from the nearest checkpoint before the ta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,9 +24,12 @@ __all__ = ["CHECKPOINT", "Timeline", "load_frame"]
 CHECKPOINT = 20_000  # records between kept copies of the state (without their log, which only grows)
 
 
-def load_frame(paths: Sequence[str], events: Sequence[str] = ()) -> tuple[pl.DataFrame, InputStats | None]:
-    """Read log files and event dumps into the normalised table (karp-diagnose's ingest)."""
-    ingested = ingest.load(list(paths), events=list(events))
+def load_frame(
+    paths: Sequence[str], events: Sequence[str] = (), progress: Callable[[int, int], None] | None = None
+) -> tuple[pl.DataFrame, InputStats | None]:
+    """Read log files and event dumps into the normalised table (karp-diagnose's ingest);
+    ``progress(bytes_done, bytes_total)`` is called as it goes."""
+    ingested = ingest.load(list(paths), events=list(events), progress=progress)
     return ingested.frame, ingested.stats
 
 

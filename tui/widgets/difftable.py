@@ -44,6 +44,7 @@ class DiffTable(DataTable[Text]):
         self._sort_keys: dict[str, tuple[str, ...]] = {}  # row key -> its sort columns, then the key
         self._row_keys: dict[str, RowKey] = {}  # our key -> the table's RowKey object (hashing those is slow)
         self._column_keys: list[str] = []
+        self._follow_end = False
 
     def on_mount(self) -> None:
         for index, (label, width) in enumerate(self._columns):
@@ -128,6 +129,19 @@ class DiffTable(DataTable[Text]):
         self._row_locations = TwoWayDict({row_keys[k]: index for index, k in enumerate(ordered)})
         self._update_count += 1
         self.refresh()
+
+    def follow_end(self) -> None:
+        """Put the cursor on the last row once the new rows are measured (on idle), so the table
+        scrolls to it reliably: like ``tail -f``."""
+        self._follow_end = True
+        self.check_idle()
+
+    def on_idle(self) -> None:
+        # DataTable measures rows added since the last idle in its own idle handler, which runs first.
+        if self._follow_end and not self._require_update_dimensions:
+            self._follow_end = False
+            if self.row_count:
+                self.move_cursor(row=self.row_count - 1, animate=False)
 
     def selected_key(self) -> str | None:
         if not self.row_count:

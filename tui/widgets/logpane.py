@@ -88,7 +88,8 @@ class LogPane(Vertical):
         following = table.row_count == 0 or table.cursor_coordinate.row >= table.row_count - 1
         table.sync(rows)
         if following and table.row_count:  # on the newest record: stay on the newest, like tail -f
-            table.move_cursor(row=table.row_count - 1)
+            table.move_cursor(row=table.row_count - 1, scroll=False)
+            table.follow_end()
         component = self.component or "all"
         filters = Text()
         filters.append(f"level ≥ {self.min_level}", style="bold")

@@ -34,6 +34,7 @@ def test_ctrlint_run_assembly_places_the_founding_pods(tmp_path: Any) -> None:
         try:
             stage.scale(10)
             assert stage.wait_for(lambda: stage.counts() == (4, 6), timeout=30), stage.counts()
+            assert stage.wait_for(lambda: log.read_text().count('"event":"nodeclaim.initialized"') == 2, timeout=10)
         finally:
             running.stop()
         text = log.read_text()

@@ -349,78 +349,108 @@ def test_a_missing_grant_is_refused_and_reported(proxy_factory: Any, tmp_path: P
 
 
 # ---- a short controller run, both emulators, under the proxy ----------------------------------------------
-def exercise_upkeep_and_leadership(stage: Any, lease_namespace: str) -> None:
-    """The writes of the upkeep loop (liveness, garbage collection, disruption) and of leader election,
-    through the controller's own adapters and connection: a short run does not reach them on its own."""
-    from provisioner.controller.fleet import DISRUPTED_TAINT, KubeFleet
-    from provisioner.kube.leader import LeaderElector
+class _Token:
+    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        from azure.core.credentials import AccessToken
 
-    port = stage.controller.cluster
-    fleet = KubeFleet(port.kube, port.caches)
-    claim = next(c for c in stage.kube.objects("nodeclaims") if (c.get("status") or {}).get("nodeName"))
-    node = claim["status"]["nodeName"]
-    pod = next(p for p in stage.kube.objects("pods", "default") if (p.get("spec") or {}).get("nodeName") == node)
+        return AccessToken("karp-rbac", int(time.time()) + 3600)
+
+
+def exercise_upkeep(service: Any) -> None:
+    """The upkeep writes a short run may not reach (eviction, node and claim removal, NodePool conditions,
+    aggregated Events), through the controller's own ``KubeFleet`` over the service's gated connection."""
+    from provisioner.controller.fleet import DISRUPTED_TAINT, KubeFleet
     from provisioner.model.kube_port import Forbidden
 
+    fleet = KubeFleet(service.kube, service.informers)
+    claim = next(c for c in service.informers["nodeclaims"].objects() if (c.get("status") or {}).get("nodeName"))
+    node = claim["status"]["nodeName"]
+    pod = next(p for p in service.informers["pods"].objects() if (p.get("spec") or {}).get("nodeName") == node)
+    name = claim["metadata"]["name"]
     steps: list[Any] = [
         lambda: fleet.taint_node(node, DISRUPTED_TAINT, "NoSchedule"),
-        lambda: fleet.evict_pod("default", pod["metadata"]["name"]),
+        lambda: fleet.evict_pod(pod["metadata"]["namespace"], pod["metadata"]["name"]),
         lambda: fleet.set_nodepool_condition("general-purpose", "NodeRegistrationHealthy", "False",
                                              "RegistrationFailed", "deploy test", datetime.now(UTC)),
-        # the second Event is aggregated into the first (PATCH)
-        lambda: fleet.event("NodeClaim", "", claim["metadata"]["name"], "Normal", "DisruptionBlocked", "deploy test"),
-        lambda: fleet.event("NodeClaim", "", claim["metadata"]["name"], "Normal", "DisruptionBlocked", "deploy test"),
-        lambda: port.kube.recorder.flush(10.0),
+        lambda: fleet.event("NodeClaim", "", name, "Normal", "DisruptionBlocked", "deploy test"),
+        lambda: fleet.event("NodeClaim", "", name, "Normal", "DisruptionBlocked", "deploy test"),  # aggregated: PATCH
+        lambda: service.kube.recorder.flush(10.0),
         lambda: fleet.delete_node(node),
-        lambda: fleet.delete_nodeclaim(claim["metadata"]["name"]),
+        lambda: fleet.delete_nodeclaim(name),
     ]
-    elector = LeaderElector(port.kube.raw, namespace=lease_namespace)
-    steps += [elector.try_acquire_or_renew, elector.try_acquire_or_renew, elector.release]  # create, update, update
     for step in steps:
         with contextlib.suppress(Forbidden):  # the proxy records refusals; the test reports them all at once
             step()
 
 
-def run_controller(monkeypatch: pytest.MonkeyPatch, proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacProxy:
-    """The founding scenario in quota-aware mode with the example NodePool, every Kubernetes call proxied."""
-    from provisioner.controller import assembly
-    from sim.scenarios import harness
+def run_service(proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacProxy:
+    """``karp-provisioner run``'s replica (leader election, provisioning, registration, upkeep) against both
+    emulators, every Kubernetes call through the proxy: the founding scenario with the example NodePool."""
+    from provisioner.azure.compute import AzureCompute
+    from provisioner.azure.config import AzureConfig
+    from provisioner.controller.manager import ControllerOptions
+    from provisioner.controller.service import Service, ServiceOptions
+    from provisioner.controller.upkeep import UpkeepOptions
+    from provisioner.model.catalog import load_catalog
+    from provisioner.observability.logwriter import LogWriter
+    from sim.arm.emulator import ArmEmulator
+    from sim.arm.state import Timings
+    from sim.kube.emulator import KubeEmulator
+    from sim.scenarios import founding
 
-    proxies: list[RbacProxy] = []
-
-    def connect_through_proxy(kubeconfig: str | None, context: str | None, sync_timeout: float = 30.0) -> Any:
-        server = yaml.safe_load(Path(str(kubeconfig)).read_text())["clusters"][0]["cluster"]["server"]
-        proxy = proxy_factory(int(server.rsplit(":", 1)[1]), rules)
-        proxies.append(proxy)
-        return assembly.connect_cluster(kubeconfig_for(proxy, tmp_path / "kubeconfig"), context, sync_timeout)
-
-    monkeypatch.setattr(harness, "connect_cluster", connect_through_proxy)
     pool = next(d for d in yaml.safe_load_all((DEPLOY / "examples" / "nodepool-general-purpose.yaml").read_text()) if d)
-    timings = harness.StageTimings(vm_create=0.1, node_ready=0.1, batch_idle=0.3, batch_max=3.0, requeue=1.0,
-                                   quota_refresh=1.0, failed_linger=0.5, tick=0.05)
-    with harness.Stage("quota-aware", quotas={"cores": 20}, usages={"cores": 14}, nodepool=pool,
-                       timings=timings) as stage:
-        stage.kube.create("namespaces", {"metadata": {"name": namespace()}})
-        stage.scale(10)
-        assert stage.wait_for(lambda: stage.counts() == (4, 6), timeout=30), stage.counts()
+    kube = KubeEmulator(region=founding.REGION, node_ready_delay=0.1, tick=0.05)
+    founding.seed_cluster(kube, pool)
+    kube.create("namespaces", {"metadata": {"name": namespace()}})
+    bridge = founding.NodeBridge(kube)
+    arm = ArmEmulator(founding.REGION, quotas={"cores": 20}, usages={"cores": 14}, vm_created_hook=bridge.created,
+                      vm_deleted_hook=bridge.deleted, timings=Timings(vm_create_s=0.1, vm_delete_s=0.02, nic_s=0.01))
+    kube.start()
+    arm.start()
+    service: Any = None
+    try:
+        proxy: RbacProxy = proxy_factory(kube.port, rules)
+        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
+        options = ControllerOptions(cluster="karpenter", subnet_id=arm.endpoint.subnet_id, batch_idle=0.3,
+                                    batch_max=3.0, requeue=1.0, quota_refresh=1.0, failed_linger=0.5, tick=0.05)
+        service_options = ServiceOptions(UpkeepOptions("karpenter", tick=0.1, liveness_interval=0.5,
+                                                       disruption_interval=0.5),
+                                         lease_namespace=namespace(), identity="karp-rbac", lease_duration=6.0,
+                                         renew_deadline=4.0, retry_period=0.2, bind="127.0.0.1", metrics_port=None,
+                                         health_port=None, shutdown_grace=2.0)
+        service = Service.connect(kubeconfig_for(proxy, tmp_path / "kubeconfig"), None, compute, options,
+                                  founding.REGION, LogWriter(level="ERROR"), service_options,
+                                  load_catalog(founding.REGION).types)
+        service.closers.append(compute.close)
+        service.start()
+        assert wait_until(lambda: service.is_leader and service.controller is not None), "never became the leader"
+        founding.set_replicas(kube, 10)
 
-        def claims_ready() -> bool:
-            return all(c["status"] == "True" for claim in stage.kube.objects("nodeclaims")
-                       for c in (claim.get("status") or {}).get("conditions") or [] if c["type"] == "Ready")
+        def ready_claims() -> int:
+            return sum(1 for claim in kube.objects("nodeclaims") for c in (claim.get("status") or {}).get("conditions") or []
+                       if c["type"] == "Ready" and c["status"] == "True")
 
-        assert stage.wait_for(claims_ready, timeout=10)
-        exercise_upkeep_and_leadership(stage, namespace())
-        stage.scale(0)
-        stage.settle(minimum=1.0, maximum=10.0, quiet=1.0)
-    assert len(proxies) == 1
-    return proxies[0]
+        assert wait_until(lambda: ready_claims() >= 2, timeout=30), kube.objects("nodeclaims")
+        exercise_upkeep(service)
+        # emptiness: consolidate at once, and take every pod away
+        kube.store.mutate(kube.kind("nodepools"), "", "general-purpose",
+                          lambda o: o["spec"]["disruption"].update(consolidateAfter="0s"))
+        founding.set_replicas(kube, 0)
+        wait_until(lambda: not kube.objects("nodeclaims"), timeout=10)  # emptiness, when upkeep gets to it
+        service.stop(grace=2.0)  # releases the Lease
+        service = None
+        return proxy
+    finally:
+        if service is not None:
+            service.kill()
+        arm.stop()
+        kube.stop()
 
 
 @pytest.mark.slow
-def test_rbac_covers_every_call_and_grants_nothing_unused(monkeypatch: pytest.MonkeyPatch, proxy_factory: Any,
-                                                          tmp_path: Path) -> None:
+def test_rbac_covers_every_call_and_grants_nothing_unused(proxy_factory: Any, tmp_path: Path) -> None:
     rules = grants(rbac_docs())
-    proxy = run_controller(monkeypatch, proxy_factory, tmp_path, rules)
+    proxy = run_service(proxy_factory, tmp_path, rules)
     refused = sorted({str(a) for a in proxy.refused})
     assert refused == [], "deploy/rbac.yaml does not grant: " + "; ".join(refused)
     unused = sorted({f"{g.verb} {g.resource}.{g.group or 'core'}" + (f" {g.name}" if g.name else "")

@@ -223,3 +223,25 @@ def test_lists_page_with_limit_and_continue(api: client.ApiClient, ns: str) -> N
         names += [c.metadata.name for c in page.items]
         token = page.metadata._continue
     assert names == [f"page-{n}" for n in range(5)]
+
+
+def test_creating_a_crd_through_the_api_registers_its_resource() -> None:
+    from pathlib import Path
+
+    import yaml
+    from kubernetes import config
+
+    from sim.kube.emulator import DEFAULT_CRD_DIR
+
+    with KubeEmulator(crds=[]) as bare:
+        api = config.new_client_from_config(bare.kubeconfig)
+        co = client.CustomObjectsApi(api)
+        with pytest.raises(ApiException) as info:
+            co.list_cluster_custom_object("karpenter.sh", "v1", "nodepools")
+        assert info.value.status == 404
+        for path in sorted(Path(DEFAULT_CRD_DIR).glob("*.yaml")):
+            crd = client.ApiextensionsV1Api(api).create_custom_resource_definition(yaml.safe_load(path.read_text()))
+            assert any(c.type == "Established" and c.status == "True" for c in crd.status.conditions)
+        assert co.list_cluster_custom_object("karpenter.sh", "v1", "nodepools")["items"] == []
+        assert co.list_cluster_custom_object("karpenter.azure.com", "v1beta1", "aksnodeclasses")["kind"] == "AKSNodeClassList"
+        api.close()

@@ -74,6 +74,9 @@ def test_karp_sim_kube_rejects_bad_flags() -> None:
     result = subprocess.run([sys.executable, "-m", "sim.cli", "kube", "--nodes", "-1"], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2 and "--nodes must be 0 or more" in result.stderr
     assert "Traceback" not in result.stderr
+    size = subprocess.run([sys.executable, "-m", "sim.cli", "kube", "--node-size", "D4"], capture_output=True, text=True, timeout=60, check=False)
+    assert size.returncode == 2 and size.stderr.strip().splitlines() == [
+        "karp-sim kube: --node-size 'D4': not an Azure VM size name (e.g. Standard_D4s_v5)"]
 
 
 SAMPLE = """\

@@ -162,3 +162,24 @@ def test_ctrl_blocked_pods_get_quota_events_once(cluster: Any, compute: Any, clo
     assert "limit 20, usage 14" in pod_events[0][5] and "a limit of 24 would place them" in pod_events[0][5]
     assert [e[4] for e in cluster.events if e[0] == "NodePool"] == ["QuotaExceeded"]
     rig.launcher.shutdown()
+
+
+def test_ctrl_nodepool_limit_counts_existing_nodes_and_memory(cluster: Any, compute: Any, clock: Any,
+                                                              instance_type: Any) -> None:
+    d4 = instance_type("Standard_D4ls_v5", 4)
+    existing = Node("aks-general-purpose-old", Resources(3860, 6 * 2**30, 250),
+                    labels=(("karpenter.sh/nodepool", "general-purpose"),))
+    for limits in (Limits(nodes=1), Limits(memory=8 * 2**30 + 1)):
+        pool = NodePool("general-purpose", limits=limits)
+        rig = Rig(cluster, compute, clock, [d4], one_claim([d4]), pool=pool)
+        cluster.view_value = replace(cluster.view_value, nodes=(NodeRecord(existing, "azure:///old"),))
+        rig.provisioner.reconcile()
+        rig.launcher.shutdown(wait=True)
+        assert cluster.claims == {}, limits
+        assert any(r["event"] == "nodepool.limit_reached" for r in rig.lines())
+    pool = NodePool("general-purpose", limits=Limits(nodes=2, memory=20 * 2**30))
+    rig = Rig(cluster, compute, clock, [d4], one_claim([d4]), pool=pool)
+    cluster.view_value = replace(cluster.view_value, nodes=(NodeRecord(existing, "azure:///old"),))
+    rig.provisioner.reconcile()
+    rig.launcher.shutdown(wait=True)
+    assert len(cluster.claims) == 1

@@ -8,6 +8,7 @@ one package the image holds, provisioner/, imports without the repository's othe
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -76,21 +77,62 @@ def test_dockerfile_lint_rejects_a_broken_file(edit: Any, expected: str) -> None
 
 
 
-def test_the_image_needs_nothing_but_the_provisioner_package() -> None:
-    """The Dockerfile copies provisioner/ only: every provisioner module must import without diagnose, tui, sim."""
-    script = """
-import importlib, importlib.abc, pkgutil, sys
+_IMPORT_ALL = """
+import importlib, importlib.abc, importlib.metadata, json, pkgutil, sys
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split('.')[0] in ('diagnose', 'tui', 'sim', 'tests'):
             raise ImportError(f'{name} is not in the image')
         return None
 sys.meta_path.insert(0, Block())
+before = set(sys.modules)
 import provisioner
 for info in pkgutil.walk_packages(provisioner.__path__, 'provisioner.'):
     importlib.import_module(info.name)
+tops = {m.split('.')[0] for m in set(sys.modules) - before}
+owners = importlib.metadata.packages_distributions()
+print(json.dumps(sorted({d for t in tops if t not in sys.stdlib_module_names and t != 'provisioner'
+                         for d in owners.get(t, [])})))
 """
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_closure() -> set[str]:
+    """The distributions ``pip install .`` brings: pyproject's dependencies and, transitively, theirs."""
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    stack = [Requirement(r).name for r in project["dependencies"]]
+    seen: set[str] = set()
+    while stack:
+        name = _canonical(stack.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for text in requires:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                stack.append(req.name)
+    return seen
+
+
+def test_the_image_holds_everything_the_provisioner_package_imports() -> None:
+    """The image has provisioner/ and what pyproject.toml's dependencies install: every provisioner module
+    must import without diagnose, tui and sim, and every library it imports must be a (transitive) dependency."""
     python = ROOT / ".venv" / "bin" / "python"
-    out = subprocess.run([str(python if python.exists() else "python"), "-c", script], capture_output=True, text=True,
-                         timeout=120, check=False, cwd="/")
+    out = subprocess.run([str(python if python.exists() else "python"), "-c", _IMPORT_ALL], capture_output=True,
+                         text=True, timeout=120, check=False, cwd="/")
     assert out.returncode == 0, out.stderr[-2000:]
+    imported = {_canonical(d) for d in json.loads(out.stdout.strip().splitlines()[-1])}
+    missing = sorted(imported - declared_closure())
+    assert missing == [], f"imported by provisioner but not installed by pyproject.toml's dependencies: {missing}"

@@ -12,6 +12,7 @@ negative test: a deliberately broken document must be rejected.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import re
 import shutil
@@ -369,6 +370,10 @@ def test_probes_and_service_use_declared_container_ports() -> None:
     (port,) = service["spec"]["ports"]
     assert port["targetPort"] in ports and port["port"] == ports[port["targetPort"]]
     assert service["metadata"]["annotations"]["prometheus.io/port"] == str(ports["metrics"])
+    from provisioner.controller.service import ServiceOptions
+
+    fields = {f.name: f.default for f in dataclasses.fields(ServiceOptions)}
+    assert (fields["metrics_port"], fields["health_port"]) == (ports["metrics"], ports["health"])
     defaults = {name: f.default for name, f in Settings.model_fields.items() if name.endswith("_port")}
     for name, default in defaults.items():  # the controller's own defaults must match the manifest
         kind = name.removesuffix("_port")
@@ -416,3 +421,17 @@ def test_install_guide_matches_the_manifests() -> None:
     assert "kubectl apply -k deploy/" in guide
     for key in settings_env():
         assert f"{key}=" in guide, f"{key} missing from the settings step"
+
+
+def test_leader_election_finds_its_namespace_identity_and_granted_lease() -> None:
+    """The replica reads POD_NAMESPACE and POD_NAME; the Role grants exactly the Lease it uses."""
+    from provisioner.controller.service import ServiceOptions
+
+    (container,) = _deployment()["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in container["env"]}
+    assert env["POD_NAMESPACE"] == "metadata.namespace" and env["POD_NAME"] == "metadata.name"
+    lease = next(f.default for f in dataclasses.fields(ServiceOptions) if f.name == "lease_name")
+    role = next(d for d in load(DEPLOY / "rbac.yaml") if d["kind"] == "Role")
+    assert role["metadata"]["namespace"] == load(DEPLOY / "namespace.yaml")[0]["metadata"]["name"]
+    named = [r for r in role["rules"] if r.get("resourceNames")]
+    assert named and all(r["resourceNames"] == [lease] for r in named)

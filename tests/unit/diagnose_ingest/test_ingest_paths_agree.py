@@ -83,3 +83,14 @@ def test_records_across_block_boundaries(tmp_path: Path, monkeypatch: pytest.Mon
     )
     assert small.frame.drop("raw").equals(whole.frame.drop("raw"))
     assert small.frame.height == len(POOL) * 3 + 1
+
+
+def test_clock_steps_back_across_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ingest_sources, "BLOCK_BYTES", 200)
+    seconds = [1, 2, 3, 5, 4, 6, 7, 6, 8, 9, 10, 9, 11, 12]
+    lines = [
+        f'{{"level":"INFO","time":"2024-01-01T00:00:{s:02d}Z","message":"m{k}"}}' for k, s in enumerate(seconds)
+    ]
+    frame = parse_lines(lines).frame
+    assert frame["time"].is_sorted()
+    assert frame["line"].to_list() == [1, 2, 3, 5, 4, 6, 8, 7, 9, 10, 12, 11, 13, 14]

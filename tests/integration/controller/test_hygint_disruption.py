@@ -1,0 +1,112 @@
+"""Disruption through the real clients against both emulators: empty nodes go, expired nodes are replaced."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from provisioner.azure.compute import AzureCompute
+from provisioner.azure.config import AzureConfig
+from provisioner.controller.manager import ControllerOptions
+from provisioner.controller.service import Service, ServiceOptions
+from provisioner.controller.upkeep import UpkeepOptions
+from provisioner.model.catalog import load_catalog
+from provisioner.observability.logwriter import LogWriter
+from sim.arm.emulator import ArmEmulator
+from sim.arm.state import Timings
+from sim.kube.emulator import KubeEmulator
+from sim.scenarios import founding
+
+
+class _Token:
+    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        from azure.core.credentials import AccessToken
+
+        return AccessToken("karp-test", int(time.time()) + 3600)
+
+
+def _wait(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        pause.wait(0.05)
+    raise AssertionError(f"not met within {timeout} s")
+
+
+def _pool(disruption: dict[str, Any], expire_after: str = "720h") -> dict[str, Any]:
+    pool = founding.nodepool()
+    pool["spec"]["disruption"] = disruption
+    pool["spec"]["template"]["spec"]["expireAfter"] = expire_after
+    pool["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v5"]})
+    return pool
+
+
+@pytest.fixture
+def stage() -> Iterator[Callable[[dict[str, Any]], tuple[KubeEmulator, ArmEmulator, list[dict[str, Any]]]]]:
+    closers: list[Callable[[], Any]] = []
+
+    def start(pool: dict[str, Any]) -> tuple[KubeEmulator, ArmEmulator, list[dict[str, Any]]]:
+        kube = KubeEmulator(region=founding.REGION, node_ready_delay=0.1, node_gone_delay=0.1, tick=0.05)
+        founding.seed_cluster(kube, pool)
+        bridge = founding.NodeBridge(kube)
+        arm = ArmEmulator(founding.REGION, vm_created_hook=bridge.created, vm_deleted_hook=bridge.deleted,
+                          timings=Timings(vm_create_s=0.1, vm_delete_s=0.02, nic_s=0.01))
+        kube.start()
+        arm.start()
+        closers.extend([kube.stop, arm.stop])
+        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
+        log = LogWriter(level="DEBUG")
+        records: list[dict[str, Any]] = []
+        log.subscribe(records.append)
+        options = ControllerOptions(cluster="karpenter", subnet_id=arm.endpoint.subnet_id, batch_idle=0.2,
+                                    batch_max=1.0, requeue=1.0, tick=0.05, failed_linger=0.3)
+        upkeep = UpkeepOptions("karpenter", disruption_interval=0.3, recovery_interval=0.3, tick=0.1)
+        service = Service.connect(kube.kubeconfig, None, compute, options, founding.REGION, log,
+                                  ServiceOptions(upkeep, identity="a", lease_duration=1.5, renew_deadline=1.0,
+                                                 retry_period=0.1, metrics_port=None, health_port=None),
+                                  load_catalog(founding.REGION).types)
+        service.closers.append(compute.close)
+        closers.insert(0, lambda: service.stop(grace=1.0))
+        service.start()
+        return kube, arm, records
+
+    yield start
+    for close in closers:
+        close()
+
+
+def _running(kube: KubeEmulator) -> int:
+    return sum(1 for p in kube.objects("pods", "default")
+               if p["metadata"]["name"].startswith("inflate-") and (p.get("status") or {}).get("phase") == "Running")
+
+
+def test_hygint_empty_nodes_are_removed_after_consolidate_after(stage: Any) -> None:
+    kube, arm, records = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1s",
+                                      "budgets": [{"nodes": "100%"}]}))
+    founding.set_replicas(kube, 2)
+    _wait(lambda: _running(kube) == 2, 15)
+    vms = set(arm.vms)
+    assert vms
+    founding.set_replicas(kube, 0)
+    _wait(lambda: not arm.vms and not kube.objects("nodeclaims"), 15)
+    assert _wait(lambda: not arm.nics, 5)
+    started = [r for r in records if r["event"] == "disruption.started"]
+    assert {r["reason"] for r in started} == {"Empty"} and len(started) == len(vms)
+
+
+def test_hygint_expired_nodes_are_replaced_and_pods_keep_running(stage: Any) -> None:
+    kube, arm, records = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"},
+                                     expire_after="3s"))
+    founding.set_replicas(kube, 1)
+    _wait(lambda: _running(kube) == 1, 15)
+    first = set(arm.vms)
+    _wait(lambda: any(r["event"] == "disruption.started" and r["reason"] == "Expired" for r in records), 10)
+    _wait(lambda: _running(kube) == 1 and set(arm.vms) and not set(arm.vms) & first, 15)  # on a new node
