@@ -396,12 +396,15 @@ class ClusterState:
         return claim.category if claim.blocked else "launching"
 
     def family_gauges(self) -> list[str]:
-        """Quota families of the instance types in use (NodeClaims), plus any already read."""
-        names = {n for n, g in self.quota.items() if g.scope == "family"}
+        """VM-family quotas in use: those with vCPUs in use, those a NodeClaim's instance type
+        counts against, and those an error was about (not the dozens of unused families)."""
+        names = {n for n, g in self.quota.items() if g.scope == "family" and (g.usage or g.source == "log")}
         for claim in self.claims.values():
             family = quota_family_name(claim.instance_type) if claim.instance_type else None
             if family:
                 names.add(family)
+            if claim.quota_name and claim.quota_name not in (REGIONAL_QUOTA, SPOT_QUOTA):
+                names.add(claim.quota_name)
         return sorted(names)
 
     def gauge(self, name: str) -> QuotaGauge:

@@ -39,7 +39,7 @@ import polars as pl
 
 from diagnose.findings import Evidence, InputStats
 from diagnose.ingest import sources
-from diagnose.ingest.columns import META_SCHEMA, derive
+from diagnose.ingest.columns import META_SCHEMA, derive, materialized
 from diagnose.ingest.json_lines import Block, decode_block, decode_records
 from diagnose.ingest.rare_lines import Recovered, recover
 from diagnose.ingest.sources import IngestError, Source, blocks, discover, line_blocks
@@ -67,9 +67,8 @@ class _Tally:
     files: list[str] = field(default_factory=list)
     unparsed_refs: list[Evidence] = field(default_factory=list)
     repaired_refs: list[Evidence] = field(default_factory=list)
-    timed: list[pl.DataFrame] = field(default_factory=list)  # rows with a time, in order per block
-    timed_input: int = -1  # the input the last timed block came from
-    untimed: list[pl.DataFrame] = field(default_factory=list)  # rows without, in line order
+    timed: list[tuple[int, pl.DataFrame]] = field(default_factory=list)  # (input, rows with a time) per block
+    untimed: list[tuple[int, pl.DataFrame]] = field(default_factory=list)  # (input, rows without), line order
 
     def stats(self) -> InputStats:
         return InputStats(
@@ -143,7 +142,7 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
         if unparsed:
             tally.unparsed += len(unparsed)
             tally.unparsed_refs.extend(Evidence(name, line) for line, _ in unparsed)
-            tally.untimed.append(_unparsed_frame(unparsed, name).with_columns(pl.lit(index, pl.Int32).alias("_input")))
+            tally.untimed.append((index, materialized(_unparsed_frame(unparsed, name))))
     if not parts:
         return
     joined = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
@@ -151,27 +150,30 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
         pl.col("time").is_not_null().all() & (pl.col("time").diff().fill_null(pl.duration()) >= pl.duration()).all()
     ).item()
     if not ordered:
-        joined = joined.sort(["time", "line"], nulls_last=True)
+        joined = _sorted(joined)
     timed = joined.height - joined["time"].null_count()
-    joined = joined.with_columns(pl.lit(index, pl.Int32).alias("_input"))
     _append_timed(tally, index, joined.slice(0, timed))
     if timed < joined.height:
-        tally.untimed.append(joined.slice(timed))
+        tally.untimed.append((index, joined.slice(timed)))
+
+
+def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
+    """Sorted by time then line; columns without a value come back as free null series."""
+    return materialized(frame.sort(["time", "line"], nulls_last=True))
 
 
 def _append_timed(tally: _Tally, index: int, frame: pl.DataFrame) -> None:
     """Append a block's timed rows (sorted), first moving into the previous block of the same
     input the rows that are earlier than its last time (clocks that step back a little)."""
-    if frame.height and tally.timed and tally.timed_input == index:
-        previous = tally.timed[-1]
+    if frame.height and tally.timed and tally.timed[-1][0] == index:
+        previous = tally.timed[-1][1]
         limit = previous["time"][-1]
         early = int(frame["time"].search_sorted(limit, side="left"))
         if early:
-            tally.timed[-1] = pl.concat([previous, frame.slice(0, early)]).sort(["time", "line"])
+            tally.timed[-1] = (index, _sorted(pl.concat([previous, frame.slice(0, early)])))
             frame = frame.slice(early)
     if frame.height:
-        tally.timed.append(frame)
-        tally.timed_input = index
+        tally.timed.append((index, frame))
 
 
 def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after_block: Callable[[], None]) -> None:
@@ -205,16 +207,32 @@ def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after
 
 
 def _finish(tally: _Tally) -> Ingested:
-    frames = [f for f in tally.timed + tally.untimed if f.height]
-    if not frames:
-        return Ingested(pl.DataFrame(schema=SCHEMA), tally.stats())
-    frame = pl.concat(frames, how="vertical", rechunk=False)
+    parts = [(index, f) for index, f in tally.timed + tally.untimed if f.height]
     tally.timed.clear()
     tally.untimed.clear()
-    order = frame.select(pl.arg_sort_by(["time", "_input", "line"], nulls_last=True).alias("o"))["o"]
+    if not parts:
+        return Ingested(pl.DataFrame(schema=SCHEMA), tally.stats())
+    # every part has the same columns, each one chunk: the concatenation needs no copy
+    frame = pl.concat([f for _, f in parts], how="vertical", rechunk=False)
+    keys = pl.concat(
+        [f.select("time", "line", pl.repeat(index, f.height, dtype=pl.Int32).alias("input")) for index, f in parts]
+    )
+    order = keys.select(pl.arg_sort_by(["time", "input", "line"], nulls_last=True).alias("o"))["o"]
+    del parts, keys
     if not order.equals(pl.int_range(0, frame.height, dtype=pl.UInt32, eager=True).cast(order.dtype)):
         frame = frame[order]  # inputs overlap in time: one reordering copy
-    return Ingested(frame.drop("_input"), tally.stats())  # drop, not select: select would rechunk (a copy)
+    return Ingested(_one_chunk(frame), tally.stats())
+
+
+def _one_chunk(frame: pl.DataFrame) -> pl.DataFrame:
+    """The table with one chunk per column, rebuilt a column at a time so that memory
+    holds the table plus one column, never two tables."""
+    for name in frame.columns:
+        column = frame.get_column(name)
+        if column.n_chunks() > 1:
+            frame = frame.with_columns(column.rechunk())
+        del column
+    return frame
 
 
 def load(
@@ -249,7 +267,7 @@ def load(
         tally.files.append(path)
         tally.events += frame.height
         if frame.height:
-            _settle(tally, path, len(sources) + k, frame, [])
+            _settle(tally, path, len(sources) + k, materialized(frame), [])
         done[0] += _size(path)
         after_block()
     return _finish(tally)

@@ -225,28 +225,33 @@ _ERROR_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-_COPIED = {"raw"}
-
-
 def _compact(frame: pl.DataFrame) -> pl.DataFrame:
     """SCHEMA columns, lean.
 
-    polars strings are views into shared buffers: a column derived from a block (a few raw
-    lines, names cut out of messages) would keep the block's whole buffers alive, so every
-    string column is copied into buffers of its own. A column without a value in the block
-    stays a constant, which takes no memory per row."""
+    polars strings are views into shared buffers: raw lines taken from a block would keep
+    the block's whole text alive, so they are copied out."""
     if frame.height == 0:
         return pl.DataFrame(schema=SCHEMA)
-    nulls = frame.select(pl.col(name).null_count() for name in SCHEMA).row(0)
-    out = []
-    for (name, dtype), null_count in zip(SCHEMA.items(), nulls, strict=True):
-        if null_count == frame.height:
-            out.append(pl.lit(None, dtype).alias(name))
-        elif dtype == pl.Utf8 and name in _COPIED:
-            out.append(pl.concat_str([pl.col(name), pl.lit("")]).alias(name))
-        else:
-            out.append(pl.col(name).cast(dtype))
-    return frame.select(out)
+    return materialized(
+        frame.with_columns(pl.concat_str([pl.col("raw"), pl.lit("")]).alias("raw")).select(
+            pl.col(name).cast(dtype) for name, dtype in SCHEMA.items()
+        )
+    )
+
+
+def materialized(frame: pl.DataFrame) -> pl.DataFrame:
+    """The SCHEMA columns as plain one-chunk series.
+
+    A constant column would stay a scalar: then every later select or drop on the
+    concatenated table would realign, that is copy, all its columns. A column without a
+    value is a null series, which costs (almost) no memory until written."""
+    columns = []
+    for name, dtype in SCHEMA.items():
+        column = frame.get_column(name)
+        if column.null_count() == frame.height:
+            column = pl.repeat(None, frame.height, dtype=dtype, eager=True).alias(name)
+        columns.append(column.rechunk() if column.n_chunks() > 1 else column)
+    return pl.DataFrame(columns)
 
 
 def _odd_time(text: str) -> datetime | None:

@@ -31,7 +31,8 @@ from sim.kube.store import ApiError, WatchEvent, random_suffix
 __all__ = ["Controllers", "template_hash"]
 
 Obj = dict[str, Any]
-_WATCHED = {"/pods", "/nodes", "apps/deployments", "apps/replicasets", "apps/daemonsets"}
+_WATCHED = {"/pods", "/nodes", "apps/deployments", "apps/replicasets", "apps/daemonsets", "/namespaces"}
+_OWNERS = {"/nodes", "apps/deployments", "apps/replicasets", "apps/daemonsets", "/namespaces"}
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 DAEMON_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
@@ -79,6 +80,7 @@ class Controllers:
         self._ips = itertools.count(4)
         self._thread: threading.Thread | None = None
         self.passes = 0
+        self._collect = False
         self._requests: dict[str, tuple[str, dict[str, int]]] = {}
         self.idle = threading.Event()
         self.store.subscribe(self._on_event)
@@ -102,6 +104,8 @@ class Controllers:
     # ---- loop -------------------------------------------------------------------------------
     def _on_event(self, event: WatchEvent) -> None:
         if event.key in _WATCHED:
+            if event.type == "DELETED" and event.key in _OWNERS:
+                self._collect = True
             self._dirty.set()
             self.idle.clear()
 
@@ -145,7 +149,10 @@ class Controllers:
             with contextlib.suppress(ApiError):
                 action()
         if self.workloads_enabled:
-            self._garbage_collect()
+            if self._collect:
+                self._collect = False
+                self._garbage_collect()
+                self._empty_deleted_namespaces()
             self._deployments()
             self._replicasets()
             self._daemonsets()
@@ -279,6 +286,18 @@ class Controllers:
                 "desiredNumberScheduled": len(wanted), "currentNumberScheduled": len(wanted & set(mine)),
                 "numberReady": ready, "numberMisscheduled": 0, "observedGeneration": meta.get("generation", 1)})
 
+    def _empty_deleted_namespaces(self) -> None:
+        """What the namespace controller does: a deleted namespace's objects go with it."""
+        names = {n["metadata"]["name"] for n in self.store.all_objects(self.kind("/namespaces"))}
+        for kind in list(self.api.kinds.values()):
+            if not kind.namespaced or kind.storage:
+                continue
+            for obj in self.store.all_objects(kind):
+                namespace = obj["metadata"].get("namespace", "")
+                if namespace and namespace not in names:
+                    with contextlib.suppress(ApiError):
+                        self.store.delete(kind, namespace, obj["metadata"]["name"])
+
     def _garbage_collect(self) -> None:
         pod_kind = self.kind("/pods")
         owners: set[str] = set()
@@ -313,6 +332,9 @@ class Controllers:
                 used[node_name].update(self.requests(pod))
         pending.sort(key=lambda p: (-int((p.get("spec") or {}).get("priority") or 0), p["metadata"]["creationTimestamp"], int(p["metadata"]["resourceVersion"])))
         for pod in pending:
+            if (pod.get("spec") or {}).get("schedulingGates"):
+                self._gated(pod)
+                continue
             reasons: Counter[str] = Counter()
             resource_only = 0
             best: tuple[int, str] | None = None
@@ -347,6 +369,15 @@ class Controllers:
                 continue
             self.api.record_event(pod, "Warning", "FailedScheduling", message, "default-scheduler")
 
+    def _gated(self, pod: Obj) -> None:
+        """A pod with scheduling gates is not considered: PodScheduled=False, reason SchedulingGated."""
+        current: Obj = next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {})
+        if current.get("reason") == "SchedulingGated":
+            return
+        change = _condition("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+        with contextlib.suppress(ApiError):
+            self.store.mutate(self.kind("/pods"), pod["metadata"]["namespace"], pod["metadata"]["name"], change, "status")
+
     # ---- kubelet -------------------------------------------------------------------------------
     def _run_pods(self) -> None:
         pod_kind = self.kind("/pods")
@@ -367,11 +398,15 @@ class Controllers:
                 continue
 
 
-def _unschedulable(message: str) -> Callable[[Obj], None]:
+def _condition(reason: str, message: str) -> Callable[[Obj], None]:
     def change(pod: Obj) -> None:
-        set_condition(pod, "PodScheduled", "False", "Unschedulable", message)
+        set_condition(pod, "PodScheduled", "False", reason, message)
 
     return change
+
+
+def _unschedulable(message: str) -> Callable[[Obj], None]:
+    return _condition("Unschedulable", message)
 
 
 def _running(pod_ip: str, host_ip: str) -> Callable[[Obj], None]:

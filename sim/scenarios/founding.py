@@ -136,7 +136,7 @@ def set_replicas(kube: KubeEmulator, replicas: int, name: str = "inflate", names
 
 class NodeBridge:
     """Plays the VMs' kubelets: a Succeeded VM registers its Node (tainted ``karpenter.sh/unregistered``),
-    which turns Ready after the emulator's delay; a deleted VM's Node goes away.
+    which the emulator turns Ready after its delay; a deleted VM's Node goes away.
 
     It is both the ARM emulator's VM hooks and a poller (``sync``) over the ARM state, and idempotent,
     so a VM is registered exactly once whichever path sees it first.
@@ -174,14 +174,5 @@ class NodeBridge:
         pool = vm.tags.get("karpenter.sh_nodepool")
         if pool:
             labels["karpenter.sh/nodepool"] = pool
-        node = kube.register_vm(vm.name, vm.size, vm.zone, vm.provider_id, labels,
-                                [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}])
-        name = node["metadata"]["name"]
-        nodes = kube.kind("nodes")
-
-        def ready() -> None:
-            # the kubelet posts Ready through the status subresource
-            kube.store.mutate(nodes, "", name, lambda o: kubelet.set_node_ready(
-                o, "True", "KubeletReady", "kubelet is posting ready status"), subresource="*")
-
-        kube.controllers.after(kube.node_ready_delay, ready)
+        kube.register_vm(vm.name, vm.size, vm.zone, vm.provider_id, labels,
+                         [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}])

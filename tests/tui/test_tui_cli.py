@@ -30,6 +30,8 @@ def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
         (["x.log", "--subscription", "s"], "--subscription only applies to --live"),
         (["--live", "--interval", "0"], "--interval must be a positive number"),
         (["--live", "--subscription", "s"], "give --subscription and --location together"),
+        (["--live", "--subscription", "s", "--location", "westus2", "--azure-endpoint", "https://127.0.0.1:1",
+          "--azure-ca", "/nonexistent/ca.pem"], "--azure-ca /nonexistent/ca.pem: no such file"),
     ],
 )
 def test_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

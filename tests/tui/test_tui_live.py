@@ -74,23 +74,27 @@ def test_kubernetes_objects_become_pods_and_claims() -> None:
 def test_live_source_reads_new_log_lines_once(seed_path: str) -> None:
     text = Path(seed_path).read_text()
     logs = {"karpenter/karpenter-0/controller": "\n".join(text.splitlines()[:5])}
+    asked: list[int | None] = []
 
-    def read() -> ClusterReading:
+    def read(since_seconds: int | None) -> ClusterReading:
+        asked.append(since_seconds)
         return ClusterReading(pods=[POD], nodeclaims=[CLAIM], logs=dict(logs))
 
     source = LiveSource(label="test", interval=1.0, cluster=read, clock=lambda: NOW)
     first = source.poll()
     assert len(first.records) == 5 and first.snapshot is not None
     assert first.snapshot.pods is not None and list(first.snapshot.pods) == ["default/inflate-74ccd665f4-79x4g"]
-    logs["karpenter/karpenter-0/controller"] = text
+    logs["karpenter/karpenter-0/controller"] = "\n".join(text.splitlines()[3:])  # a window: lines 4-10
     second = source.poll()
     assert [r["line"] for r in second.records] == [6, 7, 8, 9, 10]
     assert second.findings is not None
     assert [f.category for f in second.findings] == ["regional-vcpu-quota"]
+    assert asked == [None, 13]  # everything first, then the last 3 intervals + 10 s
+    assert source.poll().records == []
 
 
 def test_live_source_turns_layer_errors_into_feed_errors() -> None:
-    def refuse() -> ClusterReading:
+    def refuse(since_seconds: int | None) -> ClusterReading:
         raise ConnectionRefusedError("127.0.0.1:6443")
 
     with pytest.raises(FeedError, match="ConnectionRefusedError"):
@@ -177,7 +181,7 @@ def test_quota_reading_becomes_gauges() -> None:
     from tui.views import gauges
 
     quota = QuotaSnapshot("westus2", NOW, "azure", {
-        "cores": QuotaUsage("cores", 20, 14), "standardDLSv5Family": QuotaUsage("standardDLSv5Family", 100, 0),
+        "cores": QuotaUsage("cores", 20, 14), "standardDLSv5Family": QuotaUsage("standardDLSv5Family", 100, 4),
         "lowPriorityCores": QuotaUsage("lowPriorityCores", 10, 0)})
     source = LiveSource(label="test", interval=1.0, quota=lambda: quota, clock=lambda: NOW)
     update = source.poll()
@@ -188,6 +192,6 @@ def test_quota_reading_becomes_gauges() -> None:
     shown = {g.name: (g.usage, g.limit, g.source, g.read_at) for g in gauges(state)}
     assert shown == {
         "cores": (14, 20, "azure", NOW),
-        "standardDLSv5Family": (0, 100, "azure", NOW),
+        "standardDLSv5Family": (4, 100, "azure", NOW),
         "lowPriorityCores": (0, 10, "azure", NOW),
     }

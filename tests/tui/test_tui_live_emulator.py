@@ -70,3 +70,38 @@ def test_live_feed_reads_founding_cluster(kube: KubeEmulator, seed_path: str) ->
     again = feed.poll()
     assert [r for r in again.records if r["source"] == "log"] == []  # nothing new in the log
     assert [r for r in again.records if r["source"] == "event"] == []  # Events are not repeated
+
+
+def test_sim_feed_reads_quota_from_the_arm_emulator_and_follows_the_log(tmp_path: Path, seed_path: str) -> None:
+    import json
+
+    from sim.arm import ArmEmulator
+    from tui.sources.sim import open_sim
+    from tui.views import gauges
+
+    log = tmp_path / "karp-provisioner.log"
+    lines = Path(seed_path).read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:5]))
+    with ArmEmulator(location="westus2", quotas={"cores": 20}, usages={"cores": 14}) as arm:
+        endpoints = tmp_path / "endpoints.json"
+        endpoints.write_text(json.dumps({"arm": arm.endpoint.as_dict(), "logs": [str(log)]}))
+        feed = open_sim(str(endpoints), 1.0)
+        first = feed.poll()
+        assert len(first.records) == 5
+        assert first.snapshot is not None and first.snapshot.quota is not None
+        assert first.snapshot.quota.source == "azure"
+        with log.open("a") as handle:
+            handle.write("".join(lines[5:]))
+        second = feed.poll()
+    assert [r["line"] for r in second.records] == [6, 7, 8, 9, 10]
+    state = ClusterState()
+    for update in (first, second):
+        state.apply_many(update.records)
+        assert update.snapshot is not None
+        state.apply_snapshot(update.snapshot)
+    regional = next(g for g in gauges(state) if g.name == "cores")
+    assert (regional.usage, regional.limit, regional.source) == (14, 20, "azure")
+    assert (regional.demand_vcpus, regional.demand_pods) == (16, 10)
+    assert second.findings is not None
+    quota = second.findings[0].quota
+    assert quota is not None and quota.live is not None and (quota.live.limit, quota.live.usage) == (20, 14)

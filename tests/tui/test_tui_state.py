@@ -146,3 +146,16 @@ def test_replay_with_an_events_dump(seed_path: str) -> None:
     assert other.conditions["Launched"].status == "False"
     assert other.category == "insufficient-capacity"
     assert claim_rows(state, state.time)["general-purpose-pq7gl"][6] == "False OperationNotAllowed"
+
+
+def test_only_families_in_use_get_a_gauge() -> None:
+    quota = QuotaSnapshot("westus2", T0, "azure", {
+        "cores": QuotaUsage("cores", 100, 24),
+        "standardDSv5Family": QuotaUsage("standardDSv5Family", 50, 8),  # VMs run on it
+        "standardFSv2Family": QuotaUsage("standardFSv2Family", 50, 0),  # nothing uses it
+        "standardDLSv5Family": QuotaUsage("standardDLSv5Family", 50, 0),  # a NodeClaim wants it
+        "lowPriorityCores": QuotaUsage("lowPriorityCores", 10, 0),
+    })
+    state = ClusterState()
+    state.apply_snapshot(Snapshot(T0, claims={"c": ClaimState("c", instance_type="Standard_D16ls_v5")}, quota=quota))
+    assert [g.name for g in gauges(state)] == ["cores", "standardDLSv5Family", "standardDSv5Family", "lowPriorityCores"]

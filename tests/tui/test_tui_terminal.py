@@ -83,3 +83,20 @@ def test_tui_terminal_live_against_the_kube_emulator(session: str) -> None:
     screen = _wait_for_screen(session, lambda s: "connection lost" in s or "read failed" in s)
     assert re.search(r"(connection lost|read failed).*, retrying in \d+s", screen)
     _tmux(session, "send-keys", "-t", session, "q")
+
+
+def test_tui_terminal_sim_shows_live_quota(session: str, seed_path: str, tmp_path: Path) -> None:
+    import json
+
+    from sim.arm import ArmEmulator
+
+    with ArmEmulator(location="westus2", quotas={"cores": 20}, usages={"cores": 14}) as arm:
+        endpoints = tmp_path / "endpoints.json"
+        endpoints.write_text(json.dumps({"arm": arm.endpoint.as_dict(), "logs": [seed_path]}))
+        _tmux(session, "-f", os.devnull, "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
+              f"env -u COLUMNS -u LINES TERM=xterm-256color {KARP_TUI} --sim {endpoints} --interval 1")
+        screen = _wait_for_screen(session, lambda s: "(azure)" in s and "14/20 vCPUs" in s)
+        assert "16 vCPUs needed for 10 pods" in screen
+        assert "10 × Deployment default/inflate" in screen
+        _tmux(session, "send-keys", "-t", session, "q")
+        _wait_for_screen(session, lambda s: "14/20 vCPUs" not in s, timeout=10)

@@ -24,6 +24,7 @@ from diagnose.api import LiveOptions, Unavailable, connect_live
 from diagnose.events import events_from_objects
 from diagnose.ingest import parse_lines
 from diagnose.quota import QuotaSource
+from provisioner.model.errors import KarpError
 from provisioner.model.quota import QuotaSnapshot
 from tui.sources.analysis import findings_for
 from tui.sources.feed import FeedError, FeedUpdate
@@ -49,7 +50,7 @@ class ClusterReading:
     events: list[dict[str, Any]] = field(default_factory=list)
 
 
-ClusterReader = Callable[[], ClusterReading]
+ClusterReader = Callable[[int | None], ClusterReading]  # argument: logs of the last N seconds only (None: all)
 QuotaReader = Callable[[], QuotaSnapshot]
 
 
@@ -100,7 +101,9 @@ class LiveSource:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     region: str = ""
     _seen: pl.DataFrame = field(default_factory=schema.empty)
-    _log_lines: dict[str, int] = field(default_factory=dict)
+    _log_lines: dict[str, int] = field(default_factory=dict)  # lines read so far, per container
+    _last_line: dict[str, str] = field(default_factory=dict)  # the last line read, per container
+    _complete = False  # the last poll read everything it asked for
     _event_keys: set[tuple[str, str]] = field(default_factory=set)
 
     def poll(self) -> FeedUpdate:
@@ -109,7 +112,8 @@ class LiveSource:
         notes: list[str] = []
         try:
             if self.cluster is not None:
-                reading = self.cluster()
+                # After a good poll, ask only for the logs of a window that overlaps it.
+                reading = self.cluster(int(self.interval * 3) + 10 if self._complete else None)
                 snapshot.pods = pending_pods_from(reading.pods)
                 snapshot.claims = claims_from(reading.nodeclaims, self.region)
                 frames.extend(self._new_log_lines(reading.logs))
@@ -120,9 +124,12 @@ class LiveSource:
                 snapshot.quota = self.quota()
                 notes.append(f"quota read {snapshot.quota.read_at:%H:%M:%S}")
         except FeedError:
+            self._complete = False
             raise
         except Exception as error:  # the layers' own errors (connection refused, Forbidden …): shown, retried
+            self._complete = False
             raise FeedError(f"{type(error).__name__}: {error}") from error
+        self._complete = True
         frames.extend(tail.read() for tail in self.tails)
         frames = [f for f in frames if f.height]
         new = pl.concat(frames, how="vertical_relaxed").select(schema.COLUMNS) if frames else schema.empty()
@@ -133,16 +140,25 @@ class LiveSource:
         return update
 
     def _new_log_lines(self, logs: dict[str, str]) -> list[pl.DataFrame]:
+        """Lines after the last one read before (the whole text when it is not there: a new
+        container, or a gap), numbered on from the lines already read."""
         frames = []
         for name, text in logs.items():
             lines = text.splitlines()
-            seen = self._log_lines.get(name, 0)
-            if len(lines) < seen:  # the container restarted: a new log
-                seen = 0
-            if len(lines) > seen:
-                frame = parse_lines(lines[seen:], name).frame
+            last = self._last_line.get(name)
+            start = 0
+            if last is not None:
+                for index in range(len(lines) - 1, -1, -1):
+                    if lines[index] == last:
+                        start = index + 1
+                        break
+            fresh = lines[start:]
+            if fresh:
+                seen = self._log_lines.get(name, 0)
+                frame = parse_lines(fresh, name).frame
                 frames.append(frame.with_columns(pl.col("line") + seen))
-            self._log_lines[name] = len(lines)
+                self._log_lines[name] = seen + len(fresh)
+                self._last_line[name] = fresh[-1]
         return frames
 
     def _new_events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -165,8 +181,8 @@ def kube_reader(kubeconfig: str | None, context: str | None, namespace: str) -> 
     except ImportError as error:
         raise SourceUnavailable("--live: reading a cluster needs provisioner.kube.live, which is not installed") from error
 
-    def read() -> ClusterReading:
-        found = collect(kubeconfig, context, namespace)
+    def read(since_seconds: int | None) -> ClusterReading:
+        found = collect(kubeconfig, context, namespace, since_seconds=since_seconds)
         return ClusterReading(found.pending_pods, found.nodeclaims, found.logs, found.events)
 
     return read
@@ -175,9 +191,9 @@ def kube_reader(kubeconfig: str | None, context: str | None, namespace: str) -> 
 def quota_reader(subscription: str, location: str, endpoint: str, ca: str) -> tuple[QuotaReader, QuotaSource]:
     try:
         wired = connect_live(
-            LiveOptions(subscription=subscription, location=location, azure_endpoint=endpoint, azure_ca=ca)
+            LiveOptions(azure=True, subscription=subscription, location=location, azure_endpoint=endpoint, azure_ca=ca)
         )
-    except Unavailable as error:
+    except (Unavailable, KarpError) as error:  # missing layer, bad --azure-ca …: one line for the user
         raise SourceUnavailable(str(error)) from error
     source = wired.quota_source
     if source is None:

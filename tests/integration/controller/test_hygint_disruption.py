@@ -109,4 +109,6 @@ def test_hygint_expired_nodes_are_replaced_and_pods_keep_running(stage: Any) -> 
     _wait(lambda: _running(kube) == 1, 15)
     first = set(arm.vms)
     _wait(lambda: any(r["event"] == "disruption.started" and r["reason"] == "Expired" for r in records), 10)
-    _wait(lambda: _running(kube) == 1 and set(arm.vms) and not set(arm.vms) & first, 15)  # on a new node
+    kube.store.mutate(kube.kind("nodepools"), "", "general-purpose",  # the replacement must not expire as well
+                      lambda o: o["spec"]["template"]["spec"].update(expireAfter="Never"))
+    _wait(lambda: _running(kube) == 1 and set(arm.vms) and not set(arm.vms) & first, 30)  # on a new node

@@ -1,11 +1,16 @@
 """deploy/rbac.yaml grants exactly the Kubernetes calls karp-provisioner makes: all of them, nothing more.
 
-A recording proxy sits between the provisioner's Kubernetes layer and the API emulator. For every request
-it derives what a real API server's authorizer sees (API group, resource[/subresource], namespace, name,
-verb: get/list/watch/create/update/patch/delete), answers 403 Forbidden when deploy/rbac.yaml would not
-allow it (ClusterRole everywhere, Role in the provisioner's namespace only), and records it. The test then
-checks that nothing was refused (the rules cover every call) and that every granted (group, resource,
-verb[, name]) was used at least once (least privilege).
+A recording proxy sits between the provisioner and the API emulator (sim/kube keeps no request log of
+its own). For every request it derives what a real API server's authorizer sees (API group,
+resource[/subresource], namespace, name, verb: get/list/watch/create/update/patch/delete), answers 403
+Forbidden when deploy/rbac.yaml would not allow it (the ClusterRole everywhere, the Role in the
+provisioner's namespace only), and records it.
+
+The run is ``karp-provisioner run``'s replica (``provisioner.controller.service.Service``: leader
+election, informers, provisioning, launch, registration, upkeep) against both emulators in the founding
+scenario with the example NodePool, plus the upkeep writes a short run does not reliably reach, made
+through the controller's own ``KubeFleet``. The test fails on any refused call (a missing grant) and on
+any grant never used (least privilege).
 """
 
 from __future__ import annotations
@@ -289,7 +294,7 @@ def wait_until(predicate: Any, timeout: float = 10.0) -> bool:
 
 # ---- the calls themselves -------------------------------------------------------------------------------
 def exercise_kube_layer(kubeconfig: str, lease_namespace: str) -> None:
-    """What the controller does through provisioner.kube: lead, watch, claim, register, report, let go."""
+    """provisioner.kube's calls, quickly and without Azure: lead, watch, claim, register, report, let go."""
     from provisioner.kube.cluster import KubeCluster
     from provisioner.kube.connection import (
         AKSNODECLASSES,
@@ -407,6 +412,13 @@ def run_service(proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacP
                       vm_deleted_hook=bridge.deleted, timings=Timings(vm_create_s=0.1, vm_delete_s=0.02, nic_s=0.01))
     kube.start()
     arm.start()
+    stop = threading.Event()
+
+    def kubelets() -> None:  # as the scenarios do: VMs that succeeded register their Nodes
+        while not stop.wait(0.1):
+            bridge.sync([vm.info() for vm in list(arm.vms.values())])
+
+    threading.Thread(target=kubelets, name="rbac-kubelets", daemon=True).start()
     service: Any = None
     try:
         proxy: RbacProxy = proxy_factory(kube.port, rules)
@@ -443,6 +455,7 @@ def run_service(proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacP
     finally:
         if service is not None:
             service.kill()
+        stop.set()
         arm.stop()
         kube.stop()
 

@@ -124,3 +124,16 @@ def test_arm_vm_hooks_register_and_remove_karpenter_nodes(kube: KubeEmulator, ap
     wait_for(lambda: {t.key for t in v1.read_node("aks-general-purpose-hook1").spec.taints or []} == {"karpenter.sh/unregistered"})
     kube.vm_deleted(vm)
     wait_for(lambda: kube.get("nodes", "aks-general-purpose-hook1") is None)
+
+
+def test_gated_pods_wait_and_namespace_deletion_takes_its_objects(kube: KubeEmulator, api: client.ApiClient,
+                                                                   wait_for: Callable[..., Any]) -> None:
+    v1 = client.CoreV1Api(api)
+    v1.create_namespace({"metadata": {"name": "doomed"}})
+    v1.create_namespaced_pod("doomed", {"metadata": {"name": "gated"}, "spec": {
+        "schedulingGates": [{"name": "example.com/wait"}], "containers": [{"name": "c", "image": "x"}]}})
+    wait_for(lambda: _scheduled(v1.read_namespaced_pod("gated", "doomed")) is not None)
+    gated = _scheduled(v1.read_namespaced_pod("gated", "doomed"))
+    assert gated.reason == "SchedulingGated" and not v1.read_namespaced_pod("gated", "doomed").spec.node_name
+    v1.delete_namespace("doomed")
+    wait_for(lambda: not kube.objects("pods", "doomed"))

@@ -431,6 +431,8 @@ def test_leader_election_finds_its_namespace_identity_and_granted_lease() -> Non
     env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in container["env"]}
     assert env["POD_NAMESPACE"] == "metadata.namespace" and env["POD_NAME"] == "metadata.name"
     lease = next(f.default for f in dataclasses.fields(ServiceOptions) if f.name == "lease_name")
+    grace = next(f.default for f in dataclasses.fields(ServiceOptions) if f.name == "shutdown_grace")
+    assert _deployment()["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > grace  # room to release
     role = next(d for d in load(DEPLOY / "rbac.yaml") if d["kind"] == "Role")
     assert role["metadata"]["namespace"] == load(DEPLOY / "namespace.yaml")[0]["metadata"]["name"]
     named = [r for r in role["rules"] if r.get("resourceNames")]
