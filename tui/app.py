@@ -23,7 +23,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.geometry import Size
-from textual.widget import Widget
 from textual.widgets import Footer, Input, Tab, Tabs
 from textual.worker import get_current_worker
 
@@ -146,7 +145,8 @@ class KarpTui(App[None]):
             target = next(iter(pane.query("DataTable")), None) or pane
             target.focus()
 
-    def on_descendant_focus(self, event: object) -> None:
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """The pane holding the focused widget is the active one (keys like / act on it)."""
         focused = self.focused
         for key, _ in PANES:
             if focused is not None and self.query_one(f"#{key}") in focused.ancestors_with_self:
@@ -366,6 +366,3 @@ class KarpTui(App[None]):
                 self.query_one(LogPane).show(self.state)
             finally:
                 self._state_lock.release()
-
-    def pane(self, key: str) -> Widget:
-        return self.query_one(f"#{key}")

@@ -221,18 +221,8 @@ def _finish(tally: _Tally) -> Ingested:
     del parts, keys
     if not order.equals(pl.int_range(0, frame.height, dtype=pl.UInt32, eager=True).cast(order.dtype)):
         frame = frame[order]  # inputs overlap in time: one reordering copy
-    return Ingested(_one_chunk(frame), tally.stats())
+    return Ingested(frame, tally.stats())
 
-
-def _one_chunk(frame: pl.DataFrame) -> pl.DataFrame:
-    """The table with one chunk per column, rebuilt a column at a time so that memory
-    holds the table plus one column, never two tables."""
-    for name in frame.columns:
-        column = frame.get_column(name)
-        if column.n_chunks() > 1:
-            frame = frame.with_columns(column.rechunk())
-        del column
-    return frame
 
 
 def load(

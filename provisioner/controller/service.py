@@ -228,8 +228,9 @@ class Service:
                 self.metrics.update(self.sample())
 
 
-def assemble_service(settings: Any) -> Service:
-    """``karp-provisioner run``'s replica from ``Settings`` (liveness, GC and HA settings read when present)."""
+def assemble_service(settings: Any, credential: Any = None) -> Service:
+    """``karp-provisioner run``'s replica from ``Settings`` (liveness, GC and HA settings read when present).
+    ``credential`` (anything with ``get_token``) defaults to DefaultAzureCredential."""
     from provisioner.azure.compute import AzureCompute
     from provisioner.azure.config import AzureConfig
 
@@ -240,7 +241,8 @@ def assemble_service(settings: Any) -> Service:
         os.environ.setdefault("AZURE_CLIENT_ID", settings.client_id)
     endpoint = None if settings.azure_endpoint == "https://management.azure.com" else settings.azure_endpoint
     config = AzureConfig(settings.subscription_id, settings.node_resource_group, settings.location,
-                         endpoint=endpoint, ca_cert=settings.azure_ca_file or None)
+                         endpoint=endpoint, ca_cert=settings.azure_ca_file or None, credential=credential,
+                         polling_interval=0.0 if endpoint and "127.0.0.1" in endpoint else 5.0)
     import sys
 
     log = LogWriter(stream=sys.stdout, path=settings.log_file, level=settings.log_level)

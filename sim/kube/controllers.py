@@ -126,7 +126,8 @@ class Controllers:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            due = self._timers[0][0] - time.monotonic() if self._timers else self.tick
+            with self.store.lock:
+                due = self._timers[0][0] - time.monotonic() if self._timers else self.tick
             self._dirty.wait(timeout=max(0.0, min(self.tick, due)))
             self._dirty.clear()
             if self._stop.is_set():
@@ -144,8 +145,11 @@ class Controllers:
         """One pass of every loop (tests may call it directly on a stopped emulator)."""
         self.passes += 1
         now = time.monotonic()
-        while self._timers and self._timers[0][0] <= now:
-            _, _, action = heapq.heappop(self._timers)
+        due: list[Callable[[], None]] = []
+        with self.store.lock:
+            while self._timers and self._timers[0][0] <= now:
+                due.append(heapq.heappop(self._timers)[2])
+        for action in due:
             with contextlib.suppress(ApiError):
                 action()
         if self.workloads_enabled:

@@ -39,7 +39,7 @@ def test_demo_karpenter_mode_repeats_the_409(tmp_path: Path, capsys: pytest.Capt
     assert failed[0]["quota"] == {"scope": "regional", "name": "cores", "region": "westus2", "limit": 20,
                                   "usage": 14, "required": 16, "newLimit": 30}
     if summary["findings"]:
-        assert summary["findings"][0]["category"] == "regional-vcpu-quota"
+        assert "regional-vcpu-quota" in {f["category"] for f in summary["findings"]}
 
 
 def test_demo_bad_log_directory(capsys: pytest.CaptureFixture[str]) -> None:

@@ -71,6 +71,11 @@ async def test_wide_terminal_shows_every_pane(seed_app: KarpTui) -> None:
         assert seed_app.screen.has_class("-wide")
         assert not seed_app.query_one("#tabs").display
         assert all(seed_app.query_one(f"#{p}").display for p in ("pending", "claims", "quota", "findings", "log"))
+        assert seed_app.active == "pending"
+        await pilot.press("tab")  # focus moves to the next pane's table, which becomes the active pane
+        assert seed_app.active == "claims" and seed_app.query_one("#claims").has_class("-active")
+        await pilot.press("4")
+        assert seed_app.query_one("#findings-table").has_focus
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert not seed_app.screen.has_class("-wide")

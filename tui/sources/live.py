@@ -54,6 +54,19 @@ ClusterReader = Callable[[int | None], ClusterReading]  # argument: logs of the 
 QuotaReader = Callable[[], QuotaSnapshot]
 
 
+@dataclass(frozen=True, slots=True)
+class _AlreadyRead:
+    """A QuotaSource that answers with this poll's reading for its region, and asks the real one otherwise."""
+
+    snapshot: QuotaSnapshot
+    source: QuotaSource
+
+    def read(self, region: str) -> QuotaSnapshot:
+        if not region or region == self.snapshot.region:
+            return self.snapshot
+        return self.source.read(region)
+
+
 def events_frame(events: list[dict[str, Any]], name: str = "events", first_line: int = 1) -> pl.DataFrame:
     """Kubernetes Events (``kubectl get events -o json`` items) as normalised rows (karp-diagnose's reader);
     the n-th Event read is "line" n of ``name``, so evidence references stay unique."""
@@ -136,7 +149,10 @@ class LiveSource:
         update = FeedUpdate(records=new.to_dicts(), snapshot=snapshot, note=", ".join(notes))
         if new.height or self.quota_source is not None:
             self._seen = pl.concat([self._seen, new], how="vertical_relaxed")
-            update.findings = findings_for(self._seen, self.quota_source)
+            source = self.quota_source
+            if source is not None and snapshot.quota is not None:
+                source = _AlreadyRead(snapshot.quota, source)  # no second read of the same quota
+            update.findings = findings_for(self._seen, source)
         return update
 
     def _new_log_lines(self, logs: dict[str, str]) -> list[pl.DataFrame]:
