@@ -25,7 +25,6 @@ def test_nothing_asked_nothing_connected() -> None:
     ("options", "flag"),
     [
         (LiveOptions(azure=True), "--azure"),
-        (LiveOptions(location="westus2"), "--azure"),
         (LiveOptions(live=True), "--live"),
         (LiveOptions(kubeconfig="/tmp/kubeconfig"), "--live"),
     ],
