@@ -115,6 +115,7 @@ class Controllers:
         self._dirty.set()
 
     def start(self) -> None:
+        self._dirty.set()  # a first pass over whatever was created before the start
         self._thread = threading.Thread(target=self._run, name="kube-emulator-controllers", daemon=True)
         self._thread.start()
 
@@ -128,10 +129,15 @@ class Controllers:
         while not self._stop.is_set():
             with self.store.lock:
                 due = self._timers[0][0] - time.monotonic() if self._timers else self.tick
-            self._dirty.wait(timeout=max(0.0, min(self.tick, due)))
+            woke = self._dirty.wait(timeout=max(0.0, min(self.tick, due)))
             self._dirty.clear()
             if self._stop.is_set():
                 return
+            with self.store.lock:
+                timers_due = bool(self._timers) and self._timers[0][0] <= time.monotonic()
+            if not woke and not timers_due:
+                self.idle.set()
+                continue
             try:
                 self.run_once()
             except Exception:  # a bad object must not kill the emulator
