@@ -169,7 +169,7 @@ def analyse(
     if quota_source is not None and not isinstance(quota_source, TolerantQuotaSource):
         quota_source = TolerantQuotaSource(quota_source)
     window = filters.window(frame)
-    correlation = correlate(window)
+    correlation = correlate(window, summarise=True)
     everything = evaluate(correlation, quota_source=quota_source, subscription=subscription)
     findings = [f for f in everything if filters.keeps(f)]
     unparsed = _unparsed_refs(frame, stats)
@@ -223,6 +223,39 @@ def _merge(parts: list[tuple[pl.DataFrame, InputStats]]) -> tuple[pl.DataFrame, 
     return frame, merged
 
 
+def _event_objects(lines: list[str]) -> list[dict[str, Any]] | None:
+    """The lines as Kubernetes Event objects (one JSON object a line), or None if they are not."""
+    import orjson
+
+    items: list[dict[str, Any]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            item = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(item, dict) or item.get("kind", "Event") != "Event" or not (
+            "involvedObject" in item or "regarding" in item
+        ):
+            return None
+        items.append(item)
+    return items or None
+
+
+def _parse_input(name: str, lines: list[str]) -> tuple[pl.DataFrame, InputStats]:
+    """An in-memory input: Kubernetes Events (as a live cluster gives them) or log lines."""
+    from diagnose import ingest
+    from diagnose.events import events_from_objects
+
+    items = _event_objects(lines)
+    if items is None:
+        parsed = ingest.parse_lines(lines, name)
+        return parsed.frame, parsed.stats
+    frame = events_from_objects(items, name)
+    return frame, InputStats(lines=0, parsed=0, repaired=0, unparsed=0, files=[name], events=len(items))
+
+
 def diagnose(
     paths: Sequence[str],
     events: Sequence[str] = (),
@@ -248,8 +281,7 @@ def diagnose(
         loaded = ingest.load(list(paths), list(events), stdin=stdin, progress=progress)
         parts.append((loaded.frame, loaded.stats))
     for name, lines in inputs:
-        parsed = ingest.parse_lines(lines, name)
-        parts.append((parsed.frame, parsed.stats))
+        parts.append(_parse_input(name, list(lines)))
     frame, stats = _merge(parts) if len(parts) > 1 else parts[0]
     return analyse(
         frame,

@@ -37,6 +37,7 @@ from diagnose.categories import (
     text_of,
 )
 from diagnose.findings import Evidence
+from diagnose.routine import split
 from provisioner.model.errors import CloudError, QuotaNumbers, parse_quota_message
 
 __all__ = [
@@ -199,9 +200,13 @@ _RELEVANT = (
 )
 
 
-def _rows(frame: pl.DataFrame) -> Iterator[dict[str, Any]]:
+def _relevant(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows the walk reads, in walk order (time, then table order; no time last)."""
     relevant = frame.filter((pl.col("parse_status") != "unparsed") & _RELEVANT)
-    relevant = relevant.with_row_index("_order").sort(["time", "_order"], nulls_last=True)
+    return relevant.with_row_index("_order").sort(["time", "_order"], nulls_last=True).drop("_order")
+
+
+def _rows(relevant: pl.DataFrame) -> Iterator[dict[str, Any]]:
     yield from relevant.iter_rows(named=True)
 
 
@@ -383,10 +388,22 @@ def _quota(row: dict[str, Any], message: str) -> QuotaNumbers | None:
     return None
 
 
-def correlate(frame: pl.DataFrame) -> Correlation:
-    """Walk the table once, in time order, and link pods, claims, errors and successes."""
+def correlate(frame: pl.DataFrame, *, summarise: bool = False) -> Correlation:
+    """Walk the table once, in time order, and link pods, claims, errors and successes.
+
+    ``summarise``: account for the routine rows with polars (``diagnose.routine``) and walk
+    only the others. The occurrences, pod bindings, NodePool successes, times and
+    subscription are the same; ``claims`` and ``batches`` then hold only the walked ones."""
     state = _Pass()
-    for row in _rows(frame):
+    relevant = _relevant(frame)
+    if summarise and relevant.height:
+        relevant, summary = split(relevant)
+        state.subscription = summary.subscription
+        state.first, state.last = summary.first, summary.last
+        state.pod_bound.update(summary.pod_bound)
+        for nodepool, moments in summary.nodepool_success.items():
+            state.nodepool_success.setdefault(nodepool, []).extend(moments)
+    for row in _rows(relevant):
         state.feed(row)
     for moments in state.nodepool_success.values():
         moments.sort()

@@ -15,11 +15,14 @@ def diagnose_inputs(*, context: str | None = None, namespace: str | None = None,
     under the name ``events``. Raises ``Forbidden`` / ``NotInstalled`` / ``InputError``."""
     import orjson
 
-    from provisioner.kube.live import collect
+    from provisioner.kube.live import NotInstalled, collect
 
-    found = collect(kubeconfig, context, namespace or "karpenter", selector, since_seconds)
+    found = collect(kubeconfig or None, context or None, namespace or "karpenter", selector or None, since_seconds)
     names = sorted(found.logs, key=lambda name: (name.removesuffix("/previous"), not name.endswith("/previous")))
     inputs = [(name, found.logs[name].splitlines()) for name in names]
+    if not inputs and not found.events:
+        why = "; ".join(found.notes) or "no controller logs and no Events"
+        raise NotInstalled(f"nothing to diagnose in this cluster: {why}")
     if found.events:
         inputs.append(("events", [orjson.dumps(event).decode() for event in found.events]))
     return inputs

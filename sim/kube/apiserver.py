@@ -2,9 +2,9 @@
 
 ``ApiServer`` resolves a path to a resource, applies get/list/create/replace/patch/
 delete to the store, serves the subresources we need (``status``, ``scale``, pod
-``binding`` and ``log``), registers custom resources when their CRD is created, and
-produces watch streams (initial ADDED events, selector-aware transitions, BOOKMARKs,
-410 for compacted versions).
+``binding`` and ``log``), registers custom resources when their CRD is created, serves
+events.k8s.io/v1 as a view of core/v1 Events, pages lists (``limit``/``continue``) and
+opens watch streams (``sim.kube.watching``).
 """
 
 from __future__ import annotations

@@ -73,20 +73,27 @@ class ChaosConfig:
     seed: int = 1
     duration: float = 60.0  # seconds of chaos (faults, kills, scaling), before settling
     kills: int = 3
-    quota_cores: int = 22
-    pool_cpu_limit: int = 24
+    quota_cores: int = 24
+    external_cores: int = 4  # vCPUs another workload takes half-way through (the cached quota goes stale)
+    pool_cpu_limit: int = 8  # the preferred NodePool's limit; the overflow pool takes the rest
     replicas_target: int = 18
     settle_timeout: float = 45.0
 
 
-def _nodepool(cpu_limit: int) -> dict[str, Any]:
+def _nodepool(name: str, cpu_limit: int, weight: int) -> dict[str, Any]:
     pool = founding.nodepool()
+    pool["metadata"]["name"] = name
     spec = pool["spec"]
     spec["template"]["spec"]["requirements"].append(
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [SIZE]})
     spec["limits"] = {"cpu": str(cpu_limit)}
+    spec["weight"] = weight
     spec["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "15s"}
     return pool
+
+
+POOLS = ("general-purpose", "overflow")
+OVERFLOW_LIMIT = 1000
 
 
 def _credential() -> Any:
@@ -111,22 +118,23 @@ def _arm_faults(seed: int) -> FaultPlan:
 
 
 class _Books:
-    """What is watched while the chaos runs: NodePool limits against the VMs that exist."""
+    """What is watched while the chaos runs: each NodePool's cpu limit against the VMs that exist."""
 
-    def __init__(self, arm: ArmEmulator, limit_m: int, pool: str) -> None:
+    def __init__(self, arm: ArmEmulator, limits_m: dict[str, int]) -> None:
         self.arm = arm
-        self.limit_m = limit_m
-        self.pool = pool
+        self.limits_m = limits_m
         self.breaches = 0
         self.samples = 0
         self._vcpus = {it.name.lower(): it.millicores for it in load_catalog(founding.REGION).types}
 
     def sample(self) -> None:
-        used = sum(self._vcpus.get(vm.size.lower(), 0) for vm in self.arm.vms.values()
-                   if vm.tags.get(TAG_NODEPOOL) == self.pool and vm.state in ("Creating", "Succeeded", "Updating"))
+        used: dict[str, int] = {}
+        for vm in self.arm.vms.values():
+            if vm.state in ("Creating", "Succeeded", "Updating"):
+                pool = vm.tags.get(TAG_NODEPOOL, "")
+                used[pool] = used.get(pool, 0) + self._vcpus.get(vm.size.lower(), 0)
         self.samples += 1
-        if used > self.limit_m:
-            self.breaches += 1
+        self.breaches += sum(1 for pool, limit in self.limits_m.items() if used.get(pool, 0) > limit)
 
 
 class Chaos:
@@ -135,7 +143,8 @@ class Chaos:
         self.emit = emit
         self.rng = random.Random(config.seed)
         self.kube = KubeEmulator(region=founding.REGION, node_ready_delay=0.3, node_gone_delay=0.3, tick=0.05)
-        founding.seed_cluster(self.kube, _nodepool(config.pool_cpu_limit))
+        founding.seed_cluster(self.kube, _nodepool(POOLS[0], config.pool_cpu_limit, 50))
+        self.kube.create("nodepools", _nodepool(POOLS[1], OVERFLOW_LIMIT, 10))
         self.bridge = founding.NodeBridge(self.kube)
         self.arm = ArmEmulator(founding.REGION, quotas={"cores": config.quota_cores}, usages={"cores": 0},
                                faults=_arm_faults(config.seed), vm_created_hook=self.bridge.created,
@@ -160,7 +169,7 @@ class Chaos:
         self.kube.start()
         endpoint = self.arm.start()
         self.subnet = endpoint.subnet_id
-        self.books = _Books(self.arm, self.config.pool_cpu_limit * 1000, "general-purpose")
+        self.books = _Books(self.arm, {POOLS[0]: self.config.pool_cpu_limit * 1000, POOLS[1]: OVERFLOW_LIMIT * 1000})
         for target, name in ((self._poll_vms, "chaos-kubelets"), (self._watch_books, "chaos-books")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -250,6 +259,7 @@ class Chaos:
             return
         # mid-launch: wait (briefly) for a create in flight
         self.wait(lambda: bool(leader.controller and leader.controller.launcher.in_flight()), 3.0)
+        self._stop.wait(self.rng.uniform(0.0, 1.2))  # anywhere in the launch: NIC, VM PUT, polling, status write
         in_flight = len(leader.controller.launcher.in_flight()) if leader.controller else 0
         killed_at = time.monotonic()
         leader.kill()
@@ -277,6 +287,9 @@ class Chaos:
             self.emit(f"step {step + 1}/{steps}: inflate {replicas} replicas")
             for _ in range(self.rng.randint(1, 3)):
                 self.kube_fault()
+            if step == steps // 2 and config.external_cores:
+                self.arm.set_usage("cores", config.external_cores)
+                self.emit(f"  another workload takes {config.external_cores} vCPUs of the regional quota")
             if step in kill_at:
                 self.kill_leader()
             self._stop.wait(max(0.0, started + interval * (step + 1) - time.monotonic()))
@@ -299,7 +312,8 @@ class Chaos:
         it = next(t for t in self.catalog if t.name == SIZE)
         overhead = Resources(cpu_m=250, memory=481280 * 1024, pods=len(founding.DAEMONSETS))
         per_node = pods_that_fit(it, Resources(cpu_m=1000, memory=256 * 10**6, pods=1), overhead)
-        nodes = min(self.config.quota_cores // it.vcpus, self.config.pool_cpu_limit // it.vcpus)
+        quota = self.config.quota_cores - self.config.external_cores
+        nodes = min(quota // it.vcpus, self.config.pool_cpu_limit // it.vcpus + OVERFLOW_LIMIT // it.vcpus)
         return min(self.config.replicas_target, per_node * nodes)
 
     def leaked(self) -> tuple[int, int]:
@@ -418,7 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     config = ChaosConfig(seed=args.seed, duration=args.duration, kills=args.kills)
     emit(f"karp-sim chaos: seed {config.seed}, {config.duration:g} s, {config.kills} leader crash(es), "
-         f"regional quota {config.quota_cores} vCPUs, nodepool limit {config.pool_cpu_limit} cpu")
+         f"regional quota {config.quota_cores} vCPUs, nodepool {POOLS[0]} limited to {config.pool_cpu_limit} cpu, "
+         f"{POOLS[1]} taking the rest")
     try:
         figures = run_chaos(config, emit, args.log)
     except OSError as e:

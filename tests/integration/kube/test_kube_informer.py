@@ -89,3 +89,26 @@ def test_informer_with_field_selector_sees_pods_leave_it(kube: KubeEmulator, clu
         wait_for(lambda: "small" in deleted)  # Pending -> Running leaves the selector: a DELETED event
     finally:
         informer.stop()
+
+
+def test_nodeclaim_informer_sees_status_patches(cluster: KubeCluster, wait_for: Callable[..., Any]) -> None:
+    from provisioner.kube.connection import NODECLAIMS
+
+    updates: list[dict[str, Any]] = []
+    informer = cluster.informer(NODECLAIMS, on_update=lambda old, new: updates.append(new), timeout_seconds=5).start()
+    try:
+        assert informer.wait_synced(5)
+        cluster.create_nodeclaim({"metadata": {"generateName": "general-purpose-"},
+                                  "spec": {"nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
+                                           "requirements": []}})
+        name = wait_for(lambda: next((o["metadata"]["name"] for o in informer.objects()
+                                      if o["metadata"]["name"].startswith("general-purpose-")), None))
+        assert len(name) == len("general-purpose-") + 5
+        cluster.patch_nodeclaim_status(name, {"status": {"conditions": [
+            {"type": "Launched", "status": "True", "reason": "Launched", "lastTransitionTime": "2026-11-29T10:00:00Z"}]}})
+        wait_for(lambda: any((u.get("status") or {}).get("conditions") for u in updates))
+        assert informer.get(name)["status"]["conditions"][0]["type"] == "Launched"  # type: ignore[index]
+        cluster.delete_nodeclaim(name)
+        wait_for(lambda: informer.get(name) is None)
+    finally:
+        informer.stop()
