@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 import polars as pl
 
-from diagnose.correlate import correlate
+from diagnose.correlate import RELEVANT, correlate
 from diagnose.filters import Filters
 from diagnose.findings import Evidence, Finding, InputStats, Report
 from diagnose.quota import QuotaSource, TolerantQuotaSource
@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 _UNPARSED_TEXT = 500
+# The rows an analysis reads: those correlation walks, and the unparsed lines the report lists.
+ANALYSED = (pl.col("parse_status") == "unparsed") | RELEVANT
 
 
 class Unavailable(InputError):
@@ -205,6 +207,8 @@ def _source_name(quota_source: QuotaSource | None) -> str:
 def _merge(parts: list[tuple[pl.DataFrame, InputStats]]) -> tuple[pl.DataFrame, InputStats]:
     """One table and one set of counts from several ingested inputs."""
     frames = [frame for frame, _ in parts if frame.height]
+    if len(frames) > 1:  # lean (categorical) and plain tables together: plain text
+        frames = [f.with_columns(pl.col(pl.Categorical).cast(pl.Utf8)) for f in frames]
     frame = pl.concat(frames, how="vertical_relaxed") if frames else parts[0][0]
     if len(frames) > 1:
         frame = frame.sort("time", nulls_last=True, maintain_order=True)
@@ -278,7 +282,7 @@ def diagnose(
 
     parts: list[tuple[pl.DataFrame, InputStats]] = []
     if paths or events or not inputs:
-        loaded = ingest.load(list(paths), list(events), stdin=stdin, progress=progress)
+        loaded = ingest.load_lean(list(paths), list(events), keep=ANALYSED, stdin=stdin, progress=progress)
         parts.append((loaded.frame, loaded.stats))
     for name, lines in inputs:
         parts.append(_parse_input(name, list(lines)))

@@ -45,6 +45,7 @@ __all__ = [
     "Correlation",
     "Occurrence",
     "PodBatch",
+    "RELEVANT",
     "correlate",
     "owner_of",
 ]
@@ -189,9 +190,10 @@ USED_EVENTS = (
     "nodeclaim.registration_timeout",
     "pod.unschedulable",
 )
-_RELEVANT = (
+# The rows the walk reads (``diagnose.ingest.load_lean`` keeps these and the unparsed lines).
+RELEVANT = (
     pl.col("event").is_in(USED_EVENTS)
-    | pl.col("event").str.starts_with("k8s.")
+    | pl.col("event").cast(pl.Utf8).str.starts_with("k8s.")
     | (pl.col("source") == "event")
     | pl.col("error_code").is_not_null()
     | pl.col("error_message").is_not_null()
@@ -202,7 +204,7 @@ _RELEVANT = (
 
 def _relevant(frame: pl.DataFrame) -> pl.DataFrame:
     """The rows the walk reads, in walk order (time, then table order; no time last)."""
-    relevant = frame.filter((pl.col("parse_status") != "unparsed") & _RELEVANT)
+    relevant = frame.filter((pl.col("parse_status") != "unparsed") & RELEVANT)
     return relevant.with_row_index("_order").sort(["time", "_order"], nulls_last=True).drop("_order")
 
 

@@ -63,7 +63,8 @@ class Summary:
 
 
 def _nonempty(name: str) -> pl.Expr:
-    return pl.when(pl.col(name) != "").then(pl.col(name))
+    text = pl.col(name).cast(pl.Utf8)  # the lean table holds some as categorical
+    return pl.when(text != "").then(text).alias(name)
 
 
 def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
@@ -73,22 +74,22 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
     times = rows["time"].drop_nulls()
     if times.len():
         summary.first, summary.last = times.min(), times.max()  # type: ignore[assignment]
-    text = pl.when(_nonempty("raw").is_not_null()).then(c("raw")).otherwise(c("message"))
+    text = pl.when(_nonempty("raw").is_not_null()).then(_nonempty("raw")).otherwise(c("message").cast(pl.Utf8))
     found = rows.select(text.str.extract(_SUBSCRIPTION, 1).drop_nulls().first())
     summary.subscription = found.item() or "" if found.height else ""
 
-    event = c("event").fill_null("")
+    event = c("event").cast(pl.Utf8).fill_null("")
     routine = (
-        (c("source") == "log")
+        (c("source").cast(pl.Utf8) == "log")
         & event.is_in(ROUTINE_EVENTS)
         & c("error_code").is_null()
         & c("error_message").is_null()
         & c("category").is_null()
-        & ~c("level").fill_null("").is_in(["ERROR", "WARN"])
-        & ~c("message").fill_null("").str.contains("Successfully assigned", literal=True)
+        & ~c("level").cast(pl.Utf8).fill_null("").is_in(["ERROR", "WARN"])
+        & ~c("message").cast(pl.Utf8).fill_null("").str.contains("Successfully assigned", literal=True)
     )
     joined = pl.concat_str([_nonempty("message"), _nonempty("raw")], separator=" ", ignore_nulls=True)
-    object_claim = (c("object_kind") == "NodeClaim") & _nonempty("object_name").is_not_null()
+    object_claim = (c("object_kind").cast(pl.Utf8) == "NodeClaim") & _nonempty("object_name").is_not_null()
     mentions = object_claim.fill_null(False) | joined.fill_null("").str.contains(_MENTION)
     frame = rows.select(
         "time",
@@ -99,8 +100,8 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
         routine.alias("routine"),
         mentions.alias("mentions"),
         joined.alias("joined"),
-        c("message"),
-        c("object_name"),
+        c("message").cast(pl.Utf8),
+        c("object_name").cast(pl.Utf8),
     ).with_row_index("pos")
     frame = frame.with_columns(
         ((c("event") == "pods.found").cum_sum().cast(pl.Int64) - 1).alias("batch"),

@@ -41,11 +41,12 @@ from diagnose.findings import Evidence, InputStats
 from diagnose.ingest import sources
 from diagnose.ingest.columns import META_SCHEMA, derive, materialized
 from diagnose.ingest.json_lines import Block, decode_block, decode_records
+from diagnose.ingest.lean import LEAN_SCHEMA, lean_rows
 from diagnose.ingest.rare_lines import Recovered, recover
 from diagnose.ingest.sources import IngestError, Source, blocks, discover, line_blocks
 from diagnose.schema import REPAIRED, SCHEMA, UNPARSED
 
-__all__ = ["IngestError", "Ingested", "load", "parse_lines"]
+__all__ = ["IngestError", "Ingested", "load", "load_lean", "parse_lines"]
 
 _WORKERS = 2
 
@@ -67,6 +68,7 @@ class _Tally:
     files: list[str] = field(default_factory=list)
     unparsed_refs: list[Evidence] = field(default_factory=list)
     repaired_refs: list[Evidence] = field(default_factory=list)
+    lean: Callable[[pl.DataFrame], pl.DataFrame] | None = None  # applied to each settled block (load_lean)
     timed: list[tuple[int, pl.DataFrame]] = field(default_factory=list)  # (input, rows with a time) per block
     untimed: list[tuple[int, pl.DataFrame]] = field(default_factory=list)  # (input, rows without), line order
 
@@ -142,7 +144,7 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
         if unparsed:
             tally.unparsed += len(unparsed)
             tally.unparsed_refs.extend(Evidence(name, line) for line, _ in unparsed)
-            tally.untimed.append((index, materialized(_unparsed_frame(unparsed, name))))
+            tally.untimed.append((index, _leaner(tally, materialized(_unparsed_frame(unparsed, name)))))
     if not parts:
         return
     joined = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
@@ -151,10 +153,15 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
     ).item()
     if not ordered:
         joined = _sorted(joined)
+    joined = _leaner(tally, joined)
     timed = joined.height - joined["time"].null_count()
     _append_timed(tally, index, joined.slice(0, timed))
     if timed < joined.height:
         tally.untimed.append((index, joined.slice(timed)))
+
+
+def _leaner(tally: _Tally, frame: pl.DataFrame) -> pl.DataFrame:
+    return materialized(tally.lean(frame)) if tally.lean is not None else frame
 
 
 def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
@@ -211,7 +218,7 @@ def _finish(tally: _Tally) -> Ingested:
     tally.timed.clear()
     tally.untimed.clear()
     if not parts:
-        return Ingested(pl.DataFrame(schema=SCHEMA), tally.stats())
+        return Ingested(pl.DataFrame(schema=SCHEMA if tally.lean is None else LEAN_SCHEMA), tally.stats())
     # every part has the same columns, each one chunk: the concatenation needs no copy
     frame = pl.concat([f for _, f in parts], how="vertical", rechunk=False)
     keys = pl.concat(
@@ -236,11 +243,36 @@ def load(
 
     ``progress(done, total)`` is called after each block with input bytes read so far and
     the total size of the file inputs (stdin adds to ``done`` only). Raises IngestError."""
+    return _load(paths, events, stdin, progress, None)
+
+
+def load_lean(
+    paths: Sequence[str],
+    events: Sequence[str] = (),
+    *,
+    keep: pl.Expr,
+    stdin: BinaryIO | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Ingested:
+    """Like ``load``, but the table holds only the rows ``keep`` selects (an expression on
+    SCHEMA columns), in the compact types of ``lean.LEAN_SCHEMA``; each block is reduced as
+    it is read, so memory follows the rows kept, not the input size. The counts in
+    ``stats`` are those of every line, as with ``load``."""
+    return _load(paths, events, stdin, progress, lean_rows(keep))
+
+
+def _load(
+    paths: Sequence[str],
+    events: Sequence[str],
+    stdin: BinaryIO | None,
+    progress: Callable[[int, int], None] | None,
+    lean: Callable[[pl.DataFrame], pl.DataFrame] | None,
+) -> Ingested:
     from diagnose.events import read_events  # events reuse ingest's error reading
 
     sources: list[Source] = discover(paths)
     total = sum(s.size for s in sources) + sum(_size(p) for p in events)
-    tally = _Tally(files=[s.name for s in sources])
+    tally = _Tally(files=[s.name for s in sources], lean=lean)
     done = [0]
 
     def counted(n: int) -> None:

@@ -246,10 +246,10 @@ def materialized(frame: pl.DataFrame) -> pl.DataFrame:
     concatenated table would realign, that is copy, all its columns. A column without a
     value is a null series, which costs (almost) no memory until written."""
     columns = []
-    for name, dtype in SCHEMA.items():
+    for name in SCHEMA:
         column = frame.get_column(name)
         if column.null_count() == frame.height:
-            column = pl.repeat(None, frame.height, dtype=dtype, eager=True).alias(name)
+            column = pl.repeat(None, frame.height, dtype=column.dtype, eager=True).alias(name)
         columns.append(column.rechunk() if column.n_chunks() > 1 else column)
     return pl.DataFrame(columns)
 

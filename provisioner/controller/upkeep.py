@@ -96,6 +96,7 @@ class Upkeep:
                                                 timedelta(seconds=options.registration_timeout))
         self.first_seen: dict[str, datetime] = {}
         self.empty_since: dict[str, datetime] = {}
+        self.held: dict[str, str] = {}
         self._last: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -315,6 +316,7 @@ class Upkeep:
     def disrupt(self, fleet: Fleet, now: datetime) -> disruption.DisruptionPlan:
         plan = disruption.plan(fleet, now, self.empty_since)
         self.empty_since = dict(plan.empty_since)
+        self.held = dict(plan.held)  # node -> why it was left alone this round
         for candidate in plan.disrupt:
             self.log.log("disruption.started", message=f"disrupting node(s) via {candidate.reason.lower()}",
                          reason=candidate.reason, NodeClaim={"name": candidate.claim},

@@ -11,7 +11,9 @@ What happens, driven by one ``random.Random(seed)``:
   (AllocationFailed, ZonalAllocationFailed);
 - the Kubernetes emulator fails some requests with 500, slows some down, expires and cuts
   watches (a lost watch);
-- ``inflate`` is scaled up in steps past what the regional vCPU quota allows;
+- ``inflate`` is scaled up in steps past what the regional vCPU quota allows, over two
+  NodePools (a preferred one with a small cpu limit, and an overflow one); half-way,
+  another workload takes some of the quota, so the provisioner's cached usage is stale;
 - the leader is killed several times in the middle of a launch (a crash: no Lease
   release, no waiting), the standby takes over (a fail-over), and the killed replica is
   started again (a restart).

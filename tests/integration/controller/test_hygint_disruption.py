@@ -56,10 +56,10 @@ def _kubelets(bridge: founding.NodeBridge, arm: ArmEmulator, stop: threading.Eve
 
 
 @pytest.fixture
-def stage() -> Iterator[Callable[[dict[str, Any]], tuple[KubeEmulator, ArmEmulator, list[dict[str, Any]]]]]:
+def stage() -> Iterator[Callable[[dict[str, Any]], tuple[KubeEmulator, ArmEmulator, list[dict[str, Any]], Service]]]:
     closers: list[Callable[[], Any]] = []
 
-    def start(pool: dict[str, Any]) -> tuple[KubeEmulator, ArmEmulator, list[dict[str, Any]]]:
+    def start(pool: dict[str, Any]) -> tuple[KubeEmulator, ArmEmulator, list[dict[str, Any]], Service]:
         kube = KubeEmulator(region=founding.REGION, node_ready_delay=0.1, node_gone_delay=0.1, tick=0.05)
         founding.seed_cluster(kube, pool)
         bridge = founding.NodeBridge(kube)
@@ -85,7 +85,7 @@ def stage() -> Iterator[Callable[[dict[str, Any]], tuple[KubeEmulator, ArmEmulat
         service.closers.append(compute.close)
         closers.insert(0, lambda: service.stop(grace=1.0))
         service.start()
-        return kube, arm, records
+        return kube, arm, records, service
 
     yield start
     for close in closers:
@@ -98,7 +98,7 @@ def _running(kube: KubeEmulator) -> int:
 
 
 def test_hygint_empty_nodes_are_removed_after_consolidate_after(stage: Any) -> None:
-    kube, arm, records = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1s",
+    kube, arm, records, _ = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1s",
                                       "budgets": [{"nodes": "100%"}]}))
     founding.set_replicas(kube, 2)
     _wait(lambda: _running(kube) == 2, 15)
@@ -112,8 +112,8 @@ def test_hygint_empty_nodes_are_removed_after_consolidate_after(stage: Any) -> N
 
 
 def test_hygint_expired_nodes_are_replaced_and_pods_keep_running(stage: Any) -> None:
-    kube, arm, records = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"},
-                                     expire_after="3s"))
+    kube, arm, records, _ = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"},
+                                        expire_after="3s"))
     founding.set_replicas(kube, 1)
     _wait(lambda: _running(kube) == 1, 15)
     first = set(arm.vms)
@@ -121,3 +121,21 @@ def test_hygint_expired_nodes_are_replaced_and_pods_keep_running(stage: Any) -> 
     kube.store.mutate(kube.kind("nodepools"), "", "general-purpose",  # the replacement must not expire as well
                       lambda o: o["spec"]["template"]["spec"].update(expireAfter="Never"))
     _wait(lambda: _running(kube) == 1 and set(arm.vms) and not set(arm.vms) & first, 30)  # on a new node
+
+
+def test_hygint_do_not_disrupt_holds_an_expired_node(stage: Any) -> None:
+    kube, arm, records, service = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"},
+                                              expire_after="1s"))
+    kube.store.mutate(kube.kind("deployments"), "default", "inflate", lambda o: o["spec"]["template"]["metadata"].update(
+        annotations={"karpenter.sh/do-not-disrupt": "true"}))
+    founding.set_replicas(kube, 1)
+    _wait(lambda: _running(kube) == 1, 15)
+    vms = set(arm.vms)
+
+    def held() -> bool:
+        upkeep = service.upkeep
+        return upkeep is not None and any("do-not-disrupt" in why for why in upkeep.held.values())
+
+    _wait(held, 10)  # expired (1 s) and looked at by disruption, but held
+    assert set(arm.vms) == vms and _running(kube) == 1
+    assert not any(r["event"] == "disruption.started" for r in records)

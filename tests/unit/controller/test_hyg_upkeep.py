@@ -198,3 +198,17 @@ def test_a_failing_step_is_counted_and_the_others_still_run() -> None:
     upkeep.tick(force=True)
     assert upkeep.stats["errors"] == 1 and "garbage: RuntimeError: boom" in upkeep.errors[0]
     assert "delete_nodeclaim slow" in port.calls  # recovery and liveness still ran
+
+
+def test_the_nodepool_is_healthy_again_once_a_claim_registers_after_the_failure() -> None:
+    failed = {"type": HEALTH_CONDITION, "status": "False", "reason": "LaunchTimeout",
+              "lastTransitionTime": format_time(T0)}
+    pool = PoolInfo(NodePool("gp"), (failed,))
+    before = claim("before", "True", node="n-before", initialized="True", created=T0 - timedelta(minutes=1))
+    upkeep, port, _, _ = rig(Fleet(claims=(before,), pools=(pool,)), Compute(), T0)
+    upkeep.check_liveness(port.state, T0)
+    assert not any(c.startswith("condition") for c in port.calls)  # registered before the failure: no news
+    after = claim("after", "True", node="n-after", initialized="True", created=T0 + timedelta(minutes=1))
+    port.state = Fleet(claims=(before, after), pools=(pool,))
+    upkeep.check_liveness(port.state, T0 + timedelta(minutes=2))
+    assert f"condition gp {HEALTH_CONDITION}=True {HEALTH_CONDITION}" in port.calls

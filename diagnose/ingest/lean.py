@@ -1,0 +1,48 @@
+"""The lean table: only the rows an analysis reads, in compact column types.
+
+``load`` keeps every row with every column as text, which a replay needs. A diagnosis
+reads far less: the rows correlation walks and the unparsed lines the report lists.
+``lean_rows(keep)`` returns the per-block step that ``load_lean`` applies as each block is
+settled, so the table never holds the rest: rows that ``keep`` rejects are dropped, and
+the columns with a small vocabulary (file, level, event, NodePool, zone …) become
+``pl.Categorical`` (each distinct text stored once; values still read back as ``str``).
+The remaining text columns are copied out of the block's buffers, so a kept row does not
+keep its whole block alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from diagnose.schema import SCHEMA
+
+__all__ = ["CATEGORICAL", "LEAN_SCHEMA", "lean_rows"]
+
+CATEGORICAL = (
+    "file", "source", "parse_status", "shape", "level", "component", "event", "nodepool", "nodeclaim", "node",
+    "instance_type", "zone", "capacity_type", "error_code", "category", "quota_scope", "quota_name", "region",
+    "reason", "object_kind",
+)  # fmt: skip
+LEAN_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    name: pl.Categorical if name in CATEGORICAL else dtype for name, dtype in SCHEMA.items()
+}
+_TEXT = [name for name, dtype in SCHEMA.items() if dtype == pl.Utf8 and name not in CATEGORICAL]
+
+
+def _column(name: str) -> pl.Expr:
+    if name in CATEGORICAL:
+        return pl.col(name).cast(pl.Categorical)
+    if name in _TEXT:
+        return pl.concat_str([pl.col(name), pl.lit("")]).alias(name)  # a copy, not a view into the block
+    return pl.col(name)
+
+
+def lean_rows(keep: pl.Expr) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """The per-block step: the rows ``keep`` selects, in ``LEAN_SCHEMA`` types (order kept)."""
+
+    def apply(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.filter(keep).select(_column(name) for name in SCHEMA)
+
+    return apply
