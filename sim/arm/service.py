@@ -194,8 +194,10 @@ class ArmService:
              base_url: str) -> ArmResponse:
         now = self.clock()
         with self.lock:
-            self.state.settle(now)  # hooks of anything settled here run at the end of handle()
+            calls = self.state.settle(now)
             status, payload, headers = self.resources.act(route, body, query, rule, base_url, now)
+        for call in calls:  # VM hooks run outside the lock, and none is ever dropped
+            call()
         return ArmResponse(status, payload, headers)
 
 

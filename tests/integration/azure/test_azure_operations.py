@@ -143,3 +143,15 @@ def test_put_while_deleting_is_refused(arm: ArmEmulator, compute: AzureCompute, 
     assert "marked for deletion" in caught.value.message
     poller.result()
     assert compute.get_vm("aks-dying") is None
+
+
+def test_every_settled_create_fires_its_hook_once(arm: ArmEmulator, compute: AzureCompute,
+                                                  hooks: Hooks, launch: Any) -> None:
+    names = [f"aks-many-{n}" for n in range(6)]
+    before = len(hooks.created)
+    handles = [launch(compute, arm, name, "Standard_D2s_v5") for name in names]
+    for handle in handles:
+        assert handle.result(timeout=10).provisioning_state == "Succeeded"
+    arm.service.settle()
+    fired = [vm.name for vm in hooks.created[before:]]
+    assert sorted(fired) == sorted(names), "a create settled inside another request must still fire its hook"
