@@ -254,8 +254,23 @@ _IMAGE = re.compile(r"image '([^']*)'")
 _VM_SIZE = re.compile(r"(?:value|size:?)\s+'?(Standard_\w+|[A-Z]\w+)'?\s+(?:provided|is not)", re.IGNORECASE)
 
 
+_KARP_WORDING = re.compile(
+    r"(regional vCPU quota|vCPU quota of family|family vCPU quota|spot vCPU quota) (\S+) in ([\w-]+): limit (\d+), usage (\d+)"
+    r"(?: \(\+\d+ being created\))?, (?:\d+ left, )?(\d+) more needed.*?a limit of (?:at least )?(\d+)"
+)
+_KARP_SCOPES = {"regional vCPU quota": QuotaScope.REGIONAL, "vCPU quota of family": QuotaScope.FAMILY,
+                "family vCPU quota": QuotaScope.FAMILY, "spot vCPU quota": QuotaScope.SPOT}
+
+
 def parse_quota_message(message: str) -> QuotaNumbers | None:
-    """The numbers of a vCPU quota refusal, in the current or the legacy wording."""
+    """The numbers of a vCPU quota refusal, in Azure's current or legacy wording, or in the
+    wording karp-provisioner's own Events and log lines use for a quota that blocks pods
+    ("regional vCPU quota cores in westus2: limit 20, usage 14, 6 left, 8 more needed; a limit
+    of 28 would place them")."""
+    karp = _KARP_WORDING.search(message)
+    if karp:
+        label, name, region, limit, usage, required, new_limit = karp.groups()
+        return QuotaNumbers(_KARP_SCOPES[label], name, int(limit), int(usage), int(required), int(new_limit), region)
     location_match = _LOCATION.search(message)
     region = location_match.group(1) if location_match else ""
     match = _NUMBERS.search(message)

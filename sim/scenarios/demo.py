@@ -9,6 +9,7 @@ happened and karp-diagnose's findings on the log it wrote.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -17,8 +18,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from sim.scenarios import endpoints
 from sim.scenarios.harness import Stage
 
 __all__ = ["main", "run_demo"]
@@ -28,6 +31,7 @@ examples:
   karp-sim demo                      # quota-aware: no create is refused, blocked pods say why
   karp-sim demo --mode karpenter     # the reference behaviour: the 409 repeats
   karp-sim demo --json --log /tmp/founding.log
+  karp-sim demo --hold 600 & karp-tui --sim   # watch it unfold on one screen
 """
 
 
@@ -76,10 +80,14 @@ def _diagnose(log_path: str) -> tuple[list[dict[str, Any]], str]:
 
 
 def run_demo(mode: str, log_path: str, emit: Callable[[str], None], steps: Sequence[int] = (10, 20),
-             settle_max: float = 12.0) -> dict[str, Any]:
+             settle_max: float = 12.0, endpoints_path: Path | None = None, hold: float = 0.0) -> dict[str, Any]:
     stage = Stage(mode, quotas={"cores": 20}, usages={"cores": 14}, log_path=log_path, on_record=_printer(emit))
     with stage:
         assert stage.controller is not None
+        if endpoints_path is not None:
+            endpoints.write(endpoints_path, {"endpoint": stage.kube.endpoint, "kubeconfig": stage.kube.kubeconfig},
+                            stage.arm.endpoint.as_dict(), [log_path])
+            emit(f"endpoints for karp-tui --sim: {endpoints_path}")
         for replicas in steps:
             emit(f"scaling deployment inflate to {replicas} replicas")
             stage.scale(replicas)
@@ -89,6 +97,12 @@ def run_demo(mode: str, log_path: str, emit: Callable[[str], None], steps: Seque
                  f"{stage.controller.lifecycle.launched_ok}")
         controller = stage.controller
         blocked = [e for e in stage.events("Pod", "FailedScheduling") if "quota" in e.get("message", "")]
+        if hold > 0:
+            emit(f"holding the emulators for {hold:g} s (karp-tui --sim can attach); Ctrl-C ends it")
+            with contextlib.suppress(KeyboardInterrupt):
+                time.sleep(hold)
+        if endpoints_path is not None:
+            endpoints.remove(endpoints_path)
     creates = sum(1 for r in stage.arm.request_log if r.op == "create_vm" and r.method == "PUT")
     running, pending = stage.counts()
     findings, text = _diagnose(log_path)
@@ -117,6 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log", metavar="PATH", default="", help="where to write the provisioner's JSON log "
                         "(default: a new file in the temp directory)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    parser.add_argument("--endpoints", metavar="PATH", default="",
+                        help="where to write the endpoints file karp-tui --sim reads (default: $KARP_SIM_ENDPOINTS, "
+                        "else $XDG_RUNTIME_DIR/karp-sim/endpoints.json, else /tmp/karp-sim/endpoints.json)")
+    parser.add_argument("--hold", metavar="SECONDS", type=float, default=0.0,
+                        help="keep the emulators running this long after the scenario, for karp-tui --sim")
     args = parser.parse_args(list(argv or []))
     logging.getLogger("provisioner.kube").setLevel(logging.ERROR)  # the demo prints its own progress
     log_path = args.log
@@ -140,7 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.monotonic()
     emit(f"karp-sim demo ({args.mode}): westus2, regional vCPU quota 20 with 14 used; log {log_path}")
-    summary = run_demo(args.mode, log_path, emit)
+    endpoints_path = Path(args.endpoints) if args.endpoints else endpoints.default_path()
+    summary = run_demo(args.mode, log_path, emit, endpoints_path=endpoints_path, hold=max(args.hold, 0.0))
     text, event = summary.pop("_text"), summary.pop("_event")
     if args.json:
         print(json.dumps(summary, indent=2, default=str))

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from provisioner.model import errors as E
-from provisioner.model.errors import classify, parse_quota_message
+from provisioner.model.errors import QuotaExceeded, classify, parse_quota_message
 from provisioner.model.instance_type import InstanceType, parse_sku_name, quota_family_name
 from provisioner.model.logvocab import EVENTS, format_time, record
 from provisioner.model.quantity import (
@@ -452,3 +452,24 @@ def test_quota_snapshot_lookup() -> None:
     assert snap.headroom("cores") == 6 and snap.headroom("standardDLSv5Family") == 10
     assert snap.get("lowPriorityCores") is None and snap.headroom("lowPriorityCores") is None
     assert QuotaSnapshot("eastus", datetime(2026, 1, 1, tzinfo=UTC), "flags").items == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("regional vCPU quota cores in westus2: limit 20, usage 20, 0 left, 8 more needed; a limit of 28 would place them",
+         ("regional-vcpu-quota", "cores", 20, 20, 8, 28, "westus2")),
+        ("16 pod(s) cannot be placed: regional vCPU quota cores in westus2: limit 20, usage 20 (+4 being created), 0 left, "
+         "18 more needed; a limit of 38 would place them", ("regional-vcpu-quota", "cores", 20, 20, 18, 38, "westus2")),
+        ("NodeClaim a refused by Azure: family vCPU quota standardDLSv5Family in eastus: limit 10, usage 8, 16 more "
+         "needed for Standard_D16ls_v5; a limit of 24 would allow it (OperationNotAllowed)",
+         ("family-vcpu-quota", "standardDLSv5Family", 10, 8, 16, 24, "eastus")),
+        ("spot vCPU quota lowPriorityCores in westus2: limit 4, usage 4, 0 left, 2 more needed; a limit of 6 would place them",
+         ("spot-vcpu-quota", "lowPriorityCores", 4, 4, 2, 6, "westus2")),
+    ],
+)
+def test_karp_quota_wording_is_read_back(text: str, expected: tuple[object, ...]) -> None:
+    """karp-provisioner's own Events and log lines name blocking quotas in one wording; diagnose reads it back."""
+    error = classify("", text)
+    assert isinstance(error, QuotaExceeded)
+    assert (error.category, error.quota, error.limit, error.usage, error.required, error.new_limit, error.region) == expected
