@@ -85,7 +85,6 @@ class Stage:
         if on_record is not None:
             self.log.subscribe(on_record)
         self._stop = threading.Event()
-        self._poller: threading.Thread | None = None
         self.controller: Controller | None = None
         self._closers: list[Callable[[], object]] = []
 
@@ -98,8 +97,6 @@ class Stage:
         self._closers.append(self.kube.stop)
         endpoint = self.arm.start()
         self._closers.append(self.arm.stop)
-        self._poller = threading.Thread(target=self._poll_vms, name="karp-sim-kubelets", daemon=True)
-        self._poller.start()
         if not self.with_provisioner:
             return self
         compute = AzureCompute(AzureConfig.for_emulator(endpoint.as_dict(), _Credential(), max_retries=0))
@@ -120,8 +117,6 @@ class Stage:
         if self.controller is not None:
             self.controller.stop()
         self._stop.set()
-        if self._poller is not None:
-            self._poller.join(timeout=5)
         for close in reversed(self._closers):
             with contextlib.suppress(Exception):  # best effort
                 close()
@@ -134,10 +129,6 @@ class Stage:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.stop()
-
-    def _poll_vms(self) -> None:
-        while not self._stop.wait(0.1):
-            self.bridge.sync([vm.info() for vm in self.arm.vms.values()])
 
     # --- driving and looking ------------------------------------------------------------
     def scale(self, replicas: int) -> None:
