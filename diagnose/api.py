@@ -30,6 +30,7 @@ from diagnose.rules.base import fmt_time
 from provisioner.model.errors import InputError
 
 __all__ = [
+    "ANALYSED",
     "LiveOptions",
     "LiveSources",
     "Unavailable",

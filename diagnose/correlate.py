@@ -21,7 +21,7 @@ then a five-letter suffix), ``web-0`` to the StatefulSet ``web``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,15 +37,15 @@ from diagnose.categories import (
     text_of,
 )
 from diagnose.findings import Evidence
-from diagnose.routine import split
+from diagnose.routine import ROUTINE_COLUMNS, split
 from provisioner.model.errors import CloudError, QuotaNumbers, parse_quota_message
 
 __all__ = [
+    "RELEVANT",
     "ClaimTimeline",
     "Correlation",
     "Occurrence",
     "PodBatch",
-    "RELEVANT",
     "correlate",
     "owner_of",
 ]
@@ -202,10 +202,16 @@ RELEVANT = (
 )
 
 
-def _relevant(frame: pl.DataFrame) -> pl.DataFrame:
-    """The rows the walk reads, in walk order (time, then table order; no time last)."""
-    relevant = frame.filter((pl.col("parse_status") != "unparsed") & RELEVANT)
-    return relevant.with_row_index("_order").sort(["time", "_order"], nulls_last=True).drop("_order")
+def _relevant(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """The rows the walk reads, in walk order (time, then table order; no time last), with
+    their row number in ``frame`` as ``_row``; only ``columns`` (and ``_row``) when given.
+    A table from ingest is in time order already: then nothing is sorted."""
+    mask = frame.select(((pl.col("parse_status") != "unparsed") & RELEVANT).alias("m")).to_series()
+    chosen = frame if columns is None else frame.select(columns)
+    relevant = chosen.with_row_index("_row").filter(mask)
+    if relevant["time"].is_sorted(nulls_last=True):
+        return relevant
+    return relevant.sort(["time", "_row"], nulls_last=True)
 
 
 def _rows(relevant: pl.DataFrame) -> Iterator[dict[str, Any]]:
@@ -394,17 +400,20 @@ def correlate(frame: pl.DataFrame, *, summarise: bool = False) -> Correlation:
     """Walk the table once, in time order, and link pods, claims, errors and successes.
 
     ``summarise``: account for the routine rows with polars (``diagnose.routine``) and walk
-    only the others. The occurrences, pod bindings, NodePool successes, times and
-    subscription are the same; ``claims`` and ``batches`` then hold only the walked ones."""
+    only the others. The occurrences, NodePool successes, times and subscription are the
+    same, and so is the binding of every pod a walked row names (a finding's pods are among
+    them); ``claims``, ``batches`` and ``pod_bound`` then hold only the walked ones."""
     state = _Pass()
-    relevant = _relevant(frame)
-    if summarise and relevant.height:
-        relevant, summary = split(relevant)
+    if summarise:
+        walked, summary = split(_relevant(frame, ROUTINE_COLUMNS))
+        relevant = frame[walked["_row"]]  # every column, for the rows walked only
         state.subscription = summary.subscription
         state.first, state.last = summary.first, summary.last
         state.pod_bound.update(summary.pod_bound)
         for nodepool, moments in summary.nodepool_success.items():
             state.nodepool_success.setdefault(nodepool, []).extend(moments)
+    else:
+        relevant = _relevant(frame).drop("_row")
     for row in _rows(relevant):
         state.feed(row)
     for moments in state.nodepool_success.values():

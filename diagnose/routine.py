@@ -31,7 +31,7 @@ import polars as pl
 
 from diagnose.categories import SUCCESS_EVENTS
 
-__all__ = ["Summary", "split"]
+__all__ = ["ROUTINE_COLUMNS", "Summary", "split"]
 
 ROUTINE_EVENTS = (
     "pods.found",
@@ -42,6 +42,12 @@ ROUTINE_EVENTS = (
     "nodeclaim.deleted",
     *SUCCESS_EVENTS,
 )
+
+# the columns ``split`` reads (the walk's rows come back with the ones given, and ``_row``)
+ROUTINE_COLUMNS = (
+    "time", "pods", "event", "nodeclaim", "nodepool", "source", "error_code", "error_message", "category", "level",
+    "message", "raw", "object_kind", "object_name",
+)  # fmt: skip
 
 # the same patterns the walk uses to find a NodeClaim named in a message (diagnose.correlate)
 _MENTION = r"aks-[a-z0-9][a-z0-9.-]*[a-z0-9]|(?:nodeclaim|NodeClaim)[ /:\"]+[a-z0-9][a-z0-9.-]*[a-z0-9]"
@@ -63,58 +69,74 @@ class Summary:
 
 
 def _nonempty(name: str) -> pl.Expr:
-    text = pl.col(name).cast(pl.Utf8)  # the lean table holds some as categorical
-    return pl.when(text != "").then(text).alias(name)
+    """The column with "" as null (text or categorical alike)."""
+    return pl.when(pl.col(name) != "").then(pl.col(name)).alias(name)
+
+
+def _text(name: str) -> pl.Expr:
+    return pl.col(name).cast(pl.Utf8)  # the lean table holds some columns as categorical
+
+
+# row kinds (see the module doc): kept, routine NodeClaim row, routine batch, no-op
+_K, _C, _B, _N = 0, 1, 2, 3
+
+
+def _kinds(rows: pl.DataFrame) -> pl.DataFrame:
+    """``pos``, ``time``, ``event``, ``claim``, ``nodepool``, ``batch`` and ``kind`` of every row."""
+    c = pl.col
+    event = c("event")
+    routine = (
+        (c("source") == "log")
+        & event.is_in(ROUTINE_EVENTS)
+        & c("error_code").is_null()
+        & c("error_message").is_null()
+        & c("category").is_null()
+        & ~c("level").is_in(["ERROR", "WARN"]).fill_null(False)
+        & ~_text("message").str.contains("Successfully assigned", literal=True).fill_null(False)
+    ).fill_null(False)
+    object_claim = ((c("object_kind") == "NodeClaim") & _nonempty("object_name").is_not_null()).fill_null(False)
+    mentions = object_claim | _joined().str.contains(_MENTION).fill_null(False)
+    claim = _nonempty("nodeclaim")
+    found = (event == "pods.found").fill_null(False)
+    kind = (
+        pl.when(routine & claim.is_not_null() & ~found)
+        .then(pl.lit(_C, pl.UInt8))
+        .when(routine & claim.is_null() & ~mentions & found)
+        .then(pl.lit(_B, pl.UInt8))
+        .when(routine & claim.is_null() & ~mentions & ~event.is_in(SUCCESS_EVENTS).fill_null(False))
+        .then(pl.lit(_N, pl.UInt8))
+        .otherwise(pl.lit(_K, pl.UInt8))
+    )
+    return rows.select(
+        "time",
+        event.alias("event"),
+        claim.alias("claim"),
+        _nonempty("nodepool").alias("nodepool"),
+        (found.cum_sum().cast(pl.Int64) - 1).alias("batch"),
+        kind.alias("kind"),
+    ).with_row_index("pos")
+
+
+def _joined() -> pl.Expr:
+    """Message and raw text as the walk searches them for a NodeClaim's name (most rows have no raw)."""
+    raw, message = _nonempty("raw"), _nonempty("message")
+    return pl.when(raw.is_not_null()).then(pl.concat_str([message, raw], separator=" ", ignore_nulls=True)).otherwise(message)
 
 
 def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
-    """``rows``: the walk's rows in walk order. Returns the rows to walk (same order) and the summary."""
+    """``rows``: the walk's rows in walk order (at least ``ROUTINE_COLUMNS``). Returns the rows
+    to walk (same order, same columns) and the summary of the others."""
     c = pl.col
     summary = Summary()
     times = rows["time"].drop_nulls()
     if times.len():
         summary.first, summary.last = times.min(), times.max()  # type: ignore[assignment]
-    text = pl.when(_nonempty("raw").is_not_null()).then(_nonempty("raw")).otherwise(c("message").cast(pl.Utf8))
+    text = pl.when(_nonempty("raw").is_not_null()).then(_text("raw")).otherwise(_text("message"))
     found = rows.select(text.str.extract(_SUBSCRIPTION, 1).drop_nulls().first())
-    summary.subscription = found.item() or "" if found.height else ""
+    summary.subscription = (found.item() or "") if found.height else ""
 
-    event = c("event").cast(pl.Utf8).fill_null("")
-    routine = (
-        (c("source").cast(pl.Utf8) == "log")
-        & event.is_in(ROUTINE_EVENTS)
-        & c("error_code").is_null()
-        & c("error_message").is_null()
-        & c("category").is_null()
-        & ~c("level").cast(pl.Utf8).fill_null("").is_in(["ERROR", "WARN"])
-        & ~c("message").cast(pl.Utf8).fill_null("").str.contains("Successfully assigned", literal=True)
-    )
-    joined = pl.concat_str([_nonempty("message"), _nonempty("raw")], separator=" ", ignore_nulls=True)
-    object_claim = (c("object_kind").cast(pl.Utf8) == "NodeClaim") & _nonempty("object_name").is_not_null()
-    mentions = object_claim.fill_null(False) | joined.fill_null("").str.contains(_MENTION)
-    frame = rows.select(
-        "time",
-        "pods",
-        event.alias("event"),
-        _nonempty("nodeclaim").alias("claim"),
-        _nonempty("nodepool").alias("nodepool"),
-        routine.alias("routine"),
-        mentions.alias("mentions"),
-        joined.alias("joined"),
-        c("message").cast(pl.Utf8),
-        c("object_name").cast(pl.Utf8),
-    ).with_row_index("pos")
-    frame = frame.with_columns(
-        ((c("event") == "pods.found").cum_sum().cast(pl.Int64) - 1).alias("batch"),
-        pl.when(c("routine") & c("claim").is_not_null() & (c("event") != "pods.found"))
-        .then(pl.lit("C"))
-        .when(c("routine") & c("claim").is_null() & ~c("mentions") & (c("event") == "pods.found"))
-        .then(pl.lit("B"))
-        .when(c("routine") & c("claim").is_null() & ~c("mentions") & ~c("event").is_in(SUCCESS_EVENTS))
-        .then(pl.lit("N"))
-        .otherwise(pl.lit("K"))
-        .alias("kind"),
-    )
-    kept_rows = frame.filter(c("kind") == "K")
+    frame = _kinds(rows)
+    kept_rows = rows.filter(frame["kind"] == _K)
     interest = _interest(kept_rows)
 
     # batch of each claim: its first "created" row after at least one batch
@@ -123,40 +145,50 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
         .group_by("claim")
         .agg(c("pos").min().alias("assigned_pos"), c("batch").sort_by("pos").first().alias("claim_batch"))
     )
+    kept_created = frame.filter((c("kind") == _K) & (c("event") == "nodeclaim.created") & (c("batch") >= 0))
     interest_batches = pl.concat(
-        [
-            assigned.filter(c("claim").is_in(interest.implode()))["claim_batch"],
-            kept_rows.filter((c("event") == "nodeclaim.created") & (c("batch") >= 0))["batch"],
-        ]
+        [assigned.filter(c("claim").is_in(interest.implode()))["claim_batch"], kept_created["batch"]]
     ).unique()
     interest = pl.concat(
-        [interest, assigned.filter(c("claim_batch").is_in(interest_batches.implode()))["claim"]]
+        [interest, assigned.filter(c("claim_batch").is_in(interest_batches.implode()))["claim"].cast(pl.Utf8)]
     ).unique()
 
-    c_rows = c("kind") == "C"
-    keep_claim = c_rows & c("claim").is_in(interest.implode())
-    walked = (c("kind") == "K") | keep_claim
+    routine_claim = (c("kind") == _C) & ~c("claim").is_in(interest.implode()).fill_null(False)
+    walked = (c("kind") == _K) | ((c("kind") == _C) & ~routine_claim)
     needed = frame.filter(walked)["batch"].unique()
-    keep = walked | ((c("kind") == "B") & c("batch").is_in(needed.implode()))
+    keep = walked | ((c("kind") == _B) & c("batch").is_in(needed.implode()))
     mask = frame.select(keep.alias("keep"))["keep"]
 
-    dropped = frame.filter(c_rows & ~c("claim").is_in(interest.implode()))
+    dropped = frame.filter(routine_claim).drop("kind")
+    walked_rows = rows.filter(mask)
     if dropped.height:
         summary.nodepool_success = _nodepool_success(dropped)
-        summary.pod_bound = _pod_bound(dropped, assigned, frame)
-    return rows.filter(mask), summary
+        named = pl.concat([walked_rows["pods"].explode().drop_nulls(), _nonnull_text(walked_rows["object_name"])])
+        batches = pl.DataFrame(
+            {
+                "claim_batch": frame["batch"].filter(frame["event"] == "pods.found"),
+                "pods": rows["pods"].filter(frame["event"] == "pods.found"),
+            }
+        )
+        summary.pod_bound = _pod_bound(dropped, assigned, batches, named)
+    return walked_rows, summary
+
+
+def _nonnull_text(series: pl.Series) -> pl.Series:
+    return series.cast(pl.Utf8).drop_nulls()
 
 
 def _interest(kept: pl.DataFrame) -> pl.Series:
     """Every NodeClaim a kept row names, one way or another (a superset of what the walk finds)."""
     c = pl.col
+    joined = _joined()
     names = kept.select(
         pl.concat_list(
-            c("claim"),
-            c("object_name"),
-            c("joined").str.extract_all(_VM_NAME).list.eval(pl.element().str.strip_prefix("aks-")),
-            c("joined").str.extract_all(_CLAIM_WORD).list.eval(pl.element().str.extract(_CLAIM_WORD, 1)),
-            pl.when(c("event") == "k8s.Nominated").then(c("message").str.extract(_NOMINATED, 1)),
+            _nonempty("nodeclaim").cast(pl.Utf8),
+            _text("object_name"),
+            joined.str.extract_all(_VM_NAME).list.eval(pl.element().str.strip_prefix("aks-")),
+            joined.str.extract_all(_CLAIM_WORD).list.eval(pl.element().str.extract(_CLAIM_WORD, 1)),
+            pl.when(c("event") == "k8s.Nominated").then(_text("message").str.extract(_NOMINATED, 1)),
         ).alias("name")
     )
     return names.explode("name")["name"].drop_nulls().unique()
@@ -165,12 +197,18 @@ def _interest(kept: pl.DataFrame) -> pl.Series:
 def _nodepool_success(dropped: pl.DataFrame) -> dict[str, list[datetime]]:
     """Every success row: its own NodePool, else the first one its NodeClaim showed so far."""
     c = pl.col
-    has = c("nodepool").is_not_null()
-    first = pl.when(has & (has.cum_sum().over("claim", order_by="pos") == 1)).then(c("nodepool"))
+    first = (
+        dropped.filter(c("nodepool").is_not_null())
+        .group_by("claim")
+        .agg(c("nodepool").sort_by("pos").first().alias("claim_pool"), c("pos").min().alias("pool_pos"))
+    )
     rows = (
-        dropped.with_columns(first.forward_fill().over("claim", order_by="pos").alias("claim_pool"))
-        .filter(c("event").is_in(SUCCESS_EVENTS) & c("time").is_not_null())
-        .select(pl.coalesce(c("nodepool"), c("claim_pool")).alias("pool"), "time")
+        dropped.filter(c("event").is_in(SUCCESS_EVENTS) & c("time").is_not_null())
+        .join(first, on="claim", how="left")
+        .select(
+            pl.coalesce(c("nodepool"), pl.when(c("pool_pos") <= c("pos")).then(c("claim_pool"))).alias("pool"),
+            "time",
+        )
         .drop_nulls("pool")
         .group_by("pool")
         .agg(c("time"))
@@ -178,8 +216,11 @@ def _nodepool_success(dropped: pl.DataFrame) -> dict[str, list[datetime]]:
     return {pool: list(moments) for pool, moments in rows.iter_rows()}
 
 
-def _pod_bound(dropped: pl.DataFrame, assigned: pl.DataFrame, frame: pl.DataFrame) -> dict[str, datetime]:
-    """The pods each routine NodeClaim got a node for: its batch's, unless shared by then."""
+def _pod_bound(
+    dropped: pl.DataFrame, assigned: pl.DataFrame, batches: pl.DataFrame, named: pl.Series
+) -> dict[str, datetime]:
+    """The pods each routine NodeClaim got a node for (its batch's, unless shared by then),
+    of those ``named`` by a walked row: a finding's pods always come from such a row."""
     c = pl.col
     success = (
         dropped.filter(c("event").is_in(SUCCESS_EVENTS) & c("time").is_not_null())
@@ -200,13 +241,12 @@ def _pod_bound(dropped: pl.DataFrame, assigned: pl.DataFrame, frame: pl.DataFram
         .agg(pl.len().alias("sharing"))
         .filter(c("sharing") < 2)["claim"]
     )
-    batches = frame.filter(c("event") == "pods.found").select(c("batch").alias("claim_batch"), "pods")
     bound = (
         success.filter(c("claim").is_in(alone.implode()))
         .join(batches, on="claim_batch", how="inner")
         .select(c("pods").alias("pod"), "success_time")
         .explode("pod")
-        .drop_nulls("pod")
+        .filter(c("pod").is_in(named.implode()))
         .group_by("pod")
         .agg(c("success_time").max())
     )

@@ -23,7 +23,11 @@ the per-line path, and rows that carry an error or a warning.
 
 Large inputs are read in blocks of whole lines; JSON lines are decoded in polars
 without a Python loop per line (``json_lines``); only the rare other lines go through
-Python (``rare_lines``). Memory stays bounded by the block size plus the lean table.
+Python (``rare_lines``). Memory stays bounded by the block size plus the table.
+
+``load_lean(paths, events, keep=…)`` is the same read for a diagnosis: each block keeps
+only the rows ``keep`` selects, in the compact types of ``lean.LEAN_SCHEMA``, as soon as
+it is decoded, so memory follows the rows kept rather than the input size.
 """
 
 from __future__ import annotations
@@ -102,7 +106,9 @@ def _unparsed_frame(rows: list[tuple[int, str]], file: str) -> pl.DataFrame:
     )
 
 
-def _recovered_frame(records: list[Recovered], file: str) -> pl.DataFrame:
+def _recovered_frame(
+    records: list[Recovered], file: str, lean: Callable[[pl.DataFrame], pl.DataFrame] | None
+) -> pl.DataFrame:
     decoded = decode_records([orjson.dumps(r.record, default=str).decode("utf-8") for r in records])
     meta = pl.DataFrame(
         {
@@ -115,7 +121,7 @@ def _recovered_frame(records: list[Recovered], file: str) -> pl.DataFrame:
         },
         schema=META_SCHEMA,
     )
-    return derive(decoded, meta, file)
+    return derive(decoded, meta, file, lean)
 
 
 def _trailing_run(rare: list[tuple[int, str]], last_line: int) -> int:
@@ -134,7 +140,7 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
     if rare:
         records, unparsed = recover(rare)
         if records:
-            parts.append(_recovered_frame(records, name))
+            parts.append(_recovered_frame(records, name, tally.lean))
         for r in records:
             if r.status == REPAIRED:
                 tally.repaired += r.span
@@ -147,13 +153,13 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
             tally.untimed.append((index, _leaner(tally, materialized(_unparsed_frame(unparsed, name)))))
     if not parts:
         return
+    # (block and recovered rows are lean already when the tally is)
     joined = pl.concat(parts, how="vertical") if len(parts) > 1 else parts[0]
     ordered = len(parts) == 1 and joined.select(
         pl.col("time").is_not_null().all() & (pl.col("time").diff().fill_null(pl.duration()) >= pl.duration()).all()
     ).item()
     if not ordered:
         joined = _sorted(joined)
-    joined = _leaner(tally, joined)
     timed = joined.height - joined["time"].null_count()
     _append_timed(tally, index, joined.slice(0, timed))
     if timed < joined.height:
@@ -203,7 +209,7 @@ def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for data in line_blocks(pieces, sources.BLOCK_BYTES):
             lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-            pending.append(pool.submit(decode_block, data, first_line, name))
+            pending.append(pool.submit(decode_block, data, first_line, name, tally.lean))
             first_line += lines
             tally.lines += lines
             if len(pending) >= _WORKERS:
@@ -289,7 +295,7 @@ def _load(
         tally.files.append(path)
         tally.events += frame.height
         if frame.height:
-            _settle(tally, path, len(sources) + k, materialized(frame), [])
+            _settle(tally, path, len(sources) + k, _leaner(tally, materialized(frame)), [])
         done[0] += _size(path)
         after_block()
     return _finish(tally)

@@ -13,6 +13,7 @@ Error texts are analysed in Python once per distinct text (``error_text.analyse`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import polars as pl
@@ -110,8 +111,14 @@ def _facts(texts: pl.Series) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_FACT_SCHEMA, orient="row")
 
 
-def derive(decoded: pl.DataFrame, meta: pl.DataFrame, file: str) -> pl.DataFrame:
-    """The SCHEMA rows (plus nothing else) of these decoded records."""
+def derive(
+    decoded: pl.DataFrame,
+    meta: pl.DataFrame,
+    file: str,
+    lean: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+) -> pl.DataFrame:
+    """The SCHEMA rows (plus nothing else) of these decoded records; through ``lean`` (the
+    lean ingest's cut, which also types and copies the columns) instead of ``_compact`` when given."""
     df = pl.concat([meta, decoded], how="horizontal")
     c = pl.col
     message = pl.coalesce(c("message"), c("msg"))
@@ -213,7 +220,8 @@ def derive(decoded: pl.DataFrame, meta: pl.DataFrame, file: str) -> pl.DataFrame
             pl.col("_region0").alias("region"),
             pl.when(pl.col("keep_raw")).then(pl.col("raw")).alias("raw"),
         )
-    return _compact(out.with_columns(pl.lit(None, pl.Utf8).alias(k) for k in ("reason", "object_kind", "object_name")))
+    out = out.with_columns(pl.lit(None, pl.Utf8).alias(k) for k in ("reason", "object_kind", "object_name"))
+    return materialized(lean(out)) if lean is not None else _compact(out)
 
 
 _ERROR_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {

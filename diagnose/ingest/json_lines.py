@@ -15,8 +15,8 @@ pretty-printed JSON, almost-JSON, text) for ``rare_lines``; blank lines are coun
 
 from __future__ import annotations
 
-import codecs
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import orjson
@@ -53,26 +53,29 @@ def _read_lines(data: bytes) -> tuple[pl.Series, bytes]:
 
 def _valid_utf8(data: bytes) -> bytes:
     """The block with each line that is not valid UTF-8 decoded with U+FFFD replacements
-    (the same bytes as replacing in the whole block, without re-encoding all of it)."""
-    parts: list[bytes] = []
-    start = 0
-    view = memoryview(data)
-    while True:
-        try:
-            codecs.utf_8_decode(view[start:], "strict", True)
-            break
-        except UnicodeDecodeError as e:
-            bad = start + e.start
-            line_start = data.rfind(b"\n", 0, bad) + 1
-            line_end = data.find(b"\n", bad)
-            line_end = len(data) if line_end < 0 else line_end
-            parts.append(data[start:line_start])
-            parts.append(data[line_start:line_end].decode("utf-8", errors="replace").encode("utf-8"))
-            start = line_end
-    if not parts:
+    (the same bytes as replacing in the whole block), looking closely only at the pieces
+    of the block that are not plain ASCII."""
+    if data.isascii():
         return data
-    parts.append(data[start:])
-    return b"".join(parts)
+    pieces: list[bytes] = []
+    changed = False
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", min(start + _PIECE, size))
+        end = size if end < 0 else end + 1
+        piece = data[start:end]
+        if not piece.isascii():
+            try:
+                piece.decode("utf-8")
+            except UnicodeDecodeError:
+                piece = b"\n".join(line.decode("utf-8", errors="replace").encode("utf-8") for line in piece.split(b"\n"))
+                changed = True
+        pieces.append(piece)
+        start = end
+    return b"".join(pieces) if changed else data
+
+
+_PIECE = 1 << 18
 
 
 def _ndjson(data: bytes | bytearray) -> pl.DataFrame:
@@ -93,8 +96,11 @@ def decode_records(texts: list[str]) -> pl.DataFrame:
     return _ndjson("\n".join(t.replace("\n", " ") for t in texts).encode("utf-8"))
 
 
-def decode_block(data: bytes, first_line: int, file: str) -> Block:
-    """Rows for the candidate lines of ``data`` (whole lines), the rest as rare lines."""
+def decode_block(
+    data: bytes, first_line: int, file: str, lean: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> Block:
+    """Rows for the candidate lines of ``data`` (whole lines), the rest as rare lines; the
+    rows cut by ``lean`` when given (``diagnose.ingest.lean``)."""
     lines, data = _read_lines(data)
     n = lines.len()
     if n == 0:
@@ -150,7 +156,7 @@ def decode_block(data: bytes, first_line: int, file: str) -> Block:
             "shape": pl.repeat(None, cand_idx.len(), dtype=pl.Utf8, eager=True),
         }
     )
-    rows = derive(decoded, meta, file)
+    rows = derive(decoded, meta, file, lean)
     return Block(rows, first_line, n, cand_idx.len(), blank, rare)
 
 

@@ -26,21 +26,20 @@ CATEGORICAL = (
     "reason", "object_kind",
 )  # fmt: skip
 LEAN_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    name: pl.Categorical if name in CATEGORICAL else dtype for name, dtype in SCHEMA.items()
+    name: pl.Categorical() if name in CATEGORICAL else dtype for name, dtype in SCHEMA.items()
 }
 _TEXT = [name for name, dtype in SCHEMA.items() if dtype == pl.Utf8 and name not in CATEGORICAL]
 
 
 def _column(name: str) -> pl.Expr:
-    if name in CATEGORICAL:
-        return pl.col(name).cast(pl.Categorical)
-    if name in _TEXT:
-        return pl.concat_str([pl.col(name), pl.lit("")]).alias(name)  # a copy, not a view into the block
-    return pl.col(name)
+    if name in _TEXT:  # a copy, not a view into the block's buffers
+        return pl.concat_str([pl.col(name).cast(pl.Utf8), pl.lit("")]).alias(name)
+    return pl.col(name).cast(LEAN_SCHEMA[name])
 
 
 def lean_rows(keep: pl.Expr) -> Callable[[pl.DataFrame], pl.DataFrame]:
-    """The per-block step: the rows ``keep`` selects, in ``LEAN_SCHEMA`` types (order kept)."""
+    """The per-block step: the rows ``keep`` selects, in ``LEAN_SCHEMA`` types (order kept).
+    Takes a frame with the SCHEMA columns (in any types that cast to these)."""
 
     def apply(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.filter(keep).select(_column(name) for name in SCHEMA)

@@ -25,7 +25,7 @@ from provisioner.model.errors import InputError
 
 __all__ = ["BLOCK_BYTES", "LOG_SUFFIXES", "IngestError", "Source", "blocks", "discover", "line_blocks"]
 
-BLOCK_BYTES = 16 << 20
+BLOCK_BYTES = 8 << 20
 READ_BYTES = 8 << 20
 LOG_SUFFIXES = (".log", ".txt", ".json", ".jsonl", ".gz")
 

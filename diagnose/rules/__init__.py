@@ -67,15 +67,27 @@ def _dedupe(occurrences: list[Occurrence]) -> tuple[list[Occurrence], dict[int, 
     return kept, extra
 
 
-def _explained_by(occurrence: Occurrence, traced: list[Occurrence]) -> Occurrence | None:
-    for cause in reversed(traced):
-        if occurrence.nodeclaim and cause.nodeclaim == occurrence.nodeclaim:
-            return cause
-    for cause in reversed(traced):
-        same_pool = bool(occurrence.nodepool) and cause.nodepool == occurrence.nodepool
-        if same_pool and occurrence.time and cause.time and timedelta(0) <= occurrence.time - cause.time <= _FOLD_WINDOW:
-            return cause
-    return None
+class _Traced:
+    """The occurrences that can explain a generic "insufficient capacity", indexed by
+    NodeClaim (the latest one) and by NodePool (in order)."""
+
+    def __init__(self, traced: list[Occurrence]) -> None:
+        self.by_claim: dict[str, Occurrence] = {}
+        self.by_pool: dict[str, list[Occurrence]] = {}
+        for cause in traced:
+            self.by_claim[cause.nodeclaim] = cause
+            self.by_pool.setdefault(cause.nodepool, []).append(cause)
+
+    def explaining(self, occurrence: Occurrence) -> Occurrence | None:
+        """The latest cause for the same NodeClaim, else for the same NodePool in the five minutes before."""
+        if occurrence.nodeclaim and occurrence.nodeclaim in self.by_claim:
+            return self.by_claim[occurrence.nodeclaim]
+        if not occurrence.nodepool or not occurrence.time:
+            return None
+        for cause in reversed(self.by_pool.get(occurrence.nodepool, [])):
+            if cause.time and timedelta(0) <= occurrence.time - cause.time <= _FOLD_WINDOW:
+                return cause
+        return None
 
 
 def evaluate(
@@ -85,13 +97,13 @@ def evaluate(
 ) -> list[Finding]:
     """Every distinct root cause in the correlated input, as findings, most important first."""
     occurrences, extra = _dedupe(correlation.occurrences)
-    traced = [o for o in occurrences if o.category not in _UNTRACED]
+    traced = _Traced([o for o in occurrences if o.category not in _UNTRACED])
     groups: dict[tuple[str, ...], list[Occurrence]] = {}
     group_extra: dict[tuple[str, ...], list[Evidence]] = {}
     for index, occurrence in enumerate(occurrences):
         target = occurrence
         if occurrence.category == "insufficient-capacity":
-            cause = _explained_by(occurrence, traced)
+            cause = traced.explaining(occurrence)
             if cause is not None:
                 key = rule_for(cause.category).key(cause)
                 group_extra.setdefault(key, []).append(occurrence.evidence)
