@@ -10,7 +10,9 @@ import pytest
 from tui.app import KarpTui
 from tui.sources.replay import Timeline, load_frame
 
-SEED = str(Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "seed-karpenter-2023-11-24.log")
+ROOT = Path(__file__).resolve().parents[2]
+SEED = str(ROOT / "fixtures" / "logs" / "seed-karpenter-2023-11-24.log")
+SEED_RELATIVE = "fixtures/logs/seed-karpenter-2023-11-24.log"  # as a user types it: screens do not depend on the checkout
 
 
 @pytest.fixture
@@ -19,9 +21,11 @@ def seed_path() -> str:
 
 
 @pytest.fixture
-def seed_timeline() -> Callable[..., Timeline]:
+def seed_timeline(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Timeline]:
+    monkeypatch.chdir(ROOT)
+
     def load(progress: Callable[[int, int], None] | None = None) -> Timeline:
-        return Timeline(*load_frame([SEED], progress=progress))
+        return Timeline(*load_frame([SEED_RELATIVE], progress=progress))
 
     return load
 

@@ -62,7 +62,7 @@ def test_nothing_listening_is_unavailable(fresh: ArmEmulator, config_for: Any) -
 def test_tokens_never_reach_the_logs(fresh: ArmEmulator, config_for: Any, caplog: pytest.LogCaptureFixture) -> None:
     import logging
 
-    with caplog.at_level(logging.DEBUG):
+    with caplog.at_level(logging.DEBUG), caplog.at_level(logging.DEBUG, logger="azure"):
         read_live_quota(config_for(fresh))
     assert "offline-token-never-logged" not in caplog.text
     assert "'Authorization': 'REDACTED'" in caplog.text  # the HTTP logging ran, with the header redacted
