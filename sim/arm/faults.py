@@ -9,7 +9,11 @@ A rule names an operation (``create_vm``, ``create_nic``, ``get_usages``, ``list
 - ``drop``: the connection is closed without an answer;
 - ``allocation_failed`` / ``zonal_allocation_failed`` / ``overconstrained``: the VM create is
   accepted, then its long-running operation fails with that code;
-- ``sku_not_available``: the VM create is refused at once (409 SkuNotAvailable).
+- ``sku_not_available``: the VM create is refused at once (409 SkuNotAvailable);
+- ``public_ip_limit``: the VM create is refused at once (400 PublicIPCountLimitReached);
+- ``legacy_quota``: the VM create is refused at once with the older quota wording (409
+  OperationNotAllowed, "Operation results in exceeding quota limits of Core. Maximum allowed: …",
+  with the regional figures the emulator holds).
 
 A rule fires every time it matches, or with probability ``rate`` (drawn from a generator
 seeded with the plan's ``seed``), and at most ``count`` times. The first rule that matches
@@ -27,7 +31,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["ASYNC_KINDS", "KINDS", "OPERATIONS", "FaultPlan", "FaultRule", "load_faults", "plan_from_data"]
+__all__ = ["ASYNC_KINDS", "KINDS", "OPERATIONS", "VM_CREATE_KINDS", "FaultPlan", "FaultRule", "load_faults", "plan_from_data"]
 
 KINDS = (
     "throttle",
@@ -38,7 +42,10 @@ KINDS = (
     "zonal_allocation_failed",
     "overconstrained",
     "sku_not_available",
+    "public_ip_limit",
+    "legacy_quota",
 )
+VM_CREATE_KINDS = ("sku_not_available", "public_ip_limit", "legacy_quota")  # refusals only a VM create can get
 ASYNC_KINDS = ("allocation_failed", "zonal_allocation_failed", "overconstrained")
 OPERATIONS = (
     "create_vm",

@@ -113,6 +113,19 @@ def sku_not_available(sub: str, location: str, size: str, zone: str) -> ArmFault
     return ArmFault(409, "SkuNotAvailable", text)
 
 
+def public_ip_limit(limit: int) -> ArmFault:
+    return ArmFault(400, "PublicIPCountLimitReached",
+                    f"Cannot create more than {limit} public IP addresses for this subscription in this region.")
+
+
+def legacy_quota_exceeded(limit: int, usage: int, required: int) -> ArmFault:
+    text = (
+        f"Operation results in exceeding quota limits of Core. Maximum allowed: {limit}, Current in use: {usage}, "
+        f"Additional requested: {required}. Please read more about quota increase at http://aka.ms/corequotaincrease."
+    )
+    return ArmFault(409, "OperationNotAllowed", text)
+
+
 def invalid_vm_size(size: str, location: str) -> ArmFault:
     text = (
         f"The value {size} provided for the VM size is not valid. The valid sizes in the current region "

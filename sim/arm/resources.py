@@ -146,6 +146,8 @@ class ResourceApi:
             return 200, self.vm_json(existing), {}
         if rule is not None and rule.kind == "sku_not_available":
             raise messages.sku_not_available(state.subscription, state.location, size, zone)
+        if rule is not None and rule.kind == "public_ip_limit":
+            raise messages.public_ip_limit(20)
         if facts.not_available or (zone and zone in facts.restricted_zones):
             raise messages.sku_not_available(state.subscription, state.location, size, zone)
         if zone and facts.zones and zone not in facts.zones:
@@ -155,6 +157,9 @@ class ResourceApi:
         self._check_image(props)
         charge = VcpuCharge(facts.vcpus, facts.family, spot)
         others = [vm.charge for vm in state.vms.values() if vm.state != "Failed" and vm.name != name]
+        if rule is not None and rule.kind == "legacy_quota":
+            limit = state.ledger.limits.get("cores", 0)
+            raise messages.legacy_quota_exceeded(limit, state.ledger.usage(others).get("cores", 0), facts.vcpus)
         state.ledger.check(charge, others)
         vm = Vm(name, vm_id, size, zone, spot, tags, nic_ids, body, charge, datetime.now().astimezone())
         state.attach(vm, now)

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from sim.arm import messages
-from sim.arm.faults import ASYNC_KINDS, KINDS, FaultPlan, FaultRule
+from sim.arm.faults import ASYNC_KINDS, KINDS, VM_CREATE_KINDS, FaultPlan, FaultRule
 from sim.arm.messages import ArmFault
 from sim.arm.resources import ResourceApi
 from sim.arm.routes import Route, match_route
@@ -27,7 +27,7 @@ from sim.arm.state import ArmState
 
 __all__ = ["ArmRequest", "ArmResponse", "ArmService", "RequestRecord"]
 
-_SYNC_KINDS = tuple(k for k in KINDS if k not in ASYNC_KINDS and k != "sku_not_available")
+_SYNC_KINDS = tuple(k for k in KINDS if k not in ASYNC_KINDS and k not in VM_CREATE_KINDS)
 _ANSWERED_AT_ONCE = ("slow", "drop", "throttle", "server_error")
 _RESOURCE = {"create_vm": "Microsoft.Compute", "delete_vm": "Microsoft.Compute", "create_nic": "Microsoft.Network"}
 _GROUPS = {"create_vm": "PutVM3Min", "delete_vm": "DeleteVM3Min", "get_usages": "GetSubscriptionUsages3Min"}

@@ -16,6 +16,8 @@ from provisioner.model.errors import (
     InvalidVmSize,
     NicReserved,
     OverconstrainedAllocation,
+    PublicIPLimit,
+    QuotaExceeded,
     SkuNotAvailable,
     SubnetFull,
     Throttled,
@@ -40,6 +42,24 @@ def test_sku_not_available_from_a_fault_and_from_the_catalog(fresh: ArmEmulator,
     with pytest.raises(SkuNotAvailable) as restricted:
         launch(compute, fresh, "aks-sku-c", "Standard_D96as_v4").result(timeout=10)
     assert restricted.value.sku == "Standard_D96as_v4" and restricted.value.zones == ""
+
+
+def test_public_ip_limit_and_legacy_quota_wording(fresh: ArmEmulator, compute: AzureCompute, launch: Any) -> None:
+    fresh.reset(quotas={"cores": 10}, usages={"cores": 10})
+    fresh.faults.add(FaultRule("public_ip_limit", op="create_vm", sku="Standard_D2s_v5", count=1))
+    with pytest.raises(PublicIPLimit) as limited:
+        launch(compute, fresh, "aks-pip", "Standard_D2s_v5").result(timeout=10)
+    assert (limited.value.code, limited.value.status, limited.value.limit) == ("PublicIPCountLimitReached", 400, 20)
+    assert limited.value.category == "public-ip-limit"
+    fresh.faults.add(FaultRule("legacy_quota", op="create_vm", sku="Standard_D2s_v5", count=1))
+    with pytest.raises(QuotaExceeded) as legacy:
+        launch(compute, fresh, "aks-legacy", "Standard_D2s_v5").result(timeout=10)
+    error = legacy.value
+    assert "Maximum allowed: 10, Current in use: 10, Additional requested: 2" in error.message
+    assert (error.scope, error.quota, error.limit, error.usage, error.required, error.new_limit) == (
+        "regional", "cores", 10, 10, 2, 12,
+    )
+    assert not [vm for vm in fresh.vms.values() if vm.name in ("aks-pip", "aks-legacy")], "a refused create leaves no VM"
 
 
 @pytest.mark.parametrize(
