@@ -38,17 +38,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-import orjson
 import polars as pl
 
 from diagnose.findings import Evidence, InputStats
 from diagnose.ingest import sources
-from diagnose.ingest.columns import META_SCHEMA, derive, materialized
-from diagnose.ingest.json_lines import Block, decode_block, decode_records
+from diagnose.ingest.columns import derive, materialized, unparsed_frame
+from diagnose.ingest.json_lines import Block, decode_block, recovered_input
 from diagnose.ingest.lean import LEAN_SCHEMA, lean_rows
 from diagnose.ingest.rare_lines import Recovered, recover
 from diagnose.ingest.sources import IngestError, Source, blocks, discover, line_blocks
-from diagnose.schema import REPAIRED, SCHEMA, UNPARSED
+from diagnose.schema import REPAIRED, SCHEMA
 
 __all__ = ["IngestError", "Ingested", "load", "load_lean", "parse_lines"]
 
@@ -90,37 +89,10 @@ class _Tally:
         )
 
 
-def _unparsed_frame(rows: list[tuple[int, str]], file: str) -> pl.DataFrame:
-    given = {
-        "file": pl.lit(file, pl.Utf8),
-        "source": pl.lit("log", pl.Utf8),
-        "parse_status": pl.lit(UNPARSED, pl.Utf8),
-        "shape": pl.lit("text", pl.Utf8),
-    }
-    base = pl.DataFrame(
-        {"line": [line for line, _ in rows], "raw": [text for _, text in rows]},
-        schema={"line": pl.Int64, "raw": pl.Utf8},
-    )
-    return base.select(
-        pl.col(k) if k in ("line", "raw") else given.get(k, pl.lit(None, v)).alias(k) for k, v in SCHEMA.items()
-    )
-
-
 def _recovered_frame(
     records: list[Recovered], file: str, lean: Callable[[pl.DataFrame], pl.DataFrame] | None
 ) -> pl.DataFrame:
-    decoded = decode_records([orjson.dumps(r.record, default=str).decode("utf-8") for r in records])
-    meta = pl.DataFrame(
-        {
-            "line": [r.line for r in records],
-            "raw": [r.raw for r in records],
-            "keep_raw": [True] * len(records),
-            "prefix_time": [r.prefix_time for r in records],
-            "status": [r.status for r in records],
-            "shape": [r.shape for r in records],
-        },
-        schema=META_SCHEMA,
-    )
+    decoded, meta = recovered_input(records)
     return derive(decoded, meta, file, lean)
 
 
@@ -134,7 +106,14 @@ def _trailing_run(rare: list[tuple[int, str]], last_line: int) -> int:
     return k
 
 
-def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, rare: list[tuple[int, str]]) -> None:
+def _settle(
+    tally: _Tally,
+    name: str,
+    index: int,
+    frame: pl.DataFrame | None,
+    rare: list[tuple[int, str]],
+    block: Block | None = None,
+) -> None:
     """Recover the rare lines, then file the block's rows: timed rows in order, untimed apart."""
     parts = [frame] if frame is not None and frame.height else []
     if rare:
@@ -150,7 +129,15 @@ def _settle(tally: _Tally, name: str, index: int, frame: pl.DataFrame | None, ra
         if unparsed:
             tally.unparsed += len(unparsed)
             tally.unparsed_refs.extend(Evidence(name, line) for line, _ in unparsed)
-            tally.untimed.append((index, _leaner(tally, materialized(_unparsed_frame(unparsed, name)))))
+            tally.untimed.append((index, _leaner(tally, materialized(unparsed_frame(unparsed, name)))))
+    if block is not None:  # the rare lines the block's worker read (after the ones above, in line order)
+        tally.parsed += block.recovered_parsed
+        tally.repaired += len(block.repaired_lines)
+        tally.repaired_refs.extend(Evidence(name, line) for line in block.repaired_lines)
+        tally.unparsed += len(block.unparsed_lines)
+        tally.unparsed_refs.extend(Evidence(name, line) for line in block.unparsed_lines)
+        if block.unparsed is not None:
+            tally.untimed.append((index, block.unparsed))
     if not parts:
         return
     # (block and recovered rows are lean already when the tally is)
@@ -203,7 +190,7 @@ def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after
         rare = carried + block.rare
         cut = _trailing_run(rare, block.first_line + block.lines - 1)
         rare, carried = rare[:cut], rare[cut:]
-        _settle(tally, name, index, block.frame, rare)
+        _settle(tally, name, index, block.frame, rare, block)
         after_block()
 
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:

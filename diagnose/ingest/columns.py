@@ -20,10 +20,10 @@ import polars as pl
 
 from diagnose.ingest.error_text import analyse
 from diagnose.ingest.vocabulary import event_expr
-from diagnose.schema import SCHEMA
+from diagnose.schema import SCHEMA, UNPARSED
 from provisioner.model.quantity import QuantityError, parse_count, parse_cpu, parse_memory
 
-__all__ = ["META_SCHEMA", "derive"]
+__all__ = ["META_SCHEMA", "derive", "materialized", "unparsed_frame"]
 
 META_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "line": pl.Int64,
@@ -86,6 +86,12 @@ def _count(text: pl.Expr) -> pl.Expr:
     return pl.when(text.str.contains(r"^\d+$")).then(text.cast(pl.Int64, strict=False)).otherwise(listed + others)
 
 
+def _mapped(df: pl.DataFrame, column: str, expr: pl.Expr, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
+    """``expr`` (on ``column``) computed once per distinct value, then mapped onto every row."""
+    distinct = df.select(pl.col(column).drop_nulls().unique()).select(column, expr.alias("_value"))
+    return pl.col(column).replace_strict(distinct[column], distinct["_value"], default=None, return_dtype=dtype)
+
+
 def _object_name(field: str) -> pl.Expr:
     return pl.col(field).struct.field("name")
 
@@ -122,7 +128,7 @@ def derive(
     df = pl.concat([meta, decoded], how="horizontal")
     c = pl.col
     message = pl.coalesce(c("message"), c("msg"))
-    level = c("level").str.to_uppercase().replace({"WARNING": "WARN", "ERR": "ERROR"})
+    level = _mapped(df, "level", c("level").str.to_uppercase().replace({"WARNING": "WARN", "ERR": "ERROR"}), pl.Utf8)
     offsets = bool(df.height) and bool(
         df.select((c("time").is_not_null() & ~c("time").str.ends_with("Z")).any()).item()
         or df.select((c("prefix_time").is_not_null() & ~c("prefix_time").str.ends_with("Z")).any()).item()
@@ -164,6 +170,15 @@ def derive(
         .otherwise(pl.lit("json")),
     )
     requests = c("requests").struct
+    # message-derived columns, computed once per distinct message (most messages repeat)
+    distinct = df.select(message.drop_nulls().unique().alias("m"))
+    by_message = distinct.select(
+        "m", event_expr(c("m")).alias("event"), c("m").str.extract(_INSTANCE_IN_MESSAGE, 1).alias("instance")
+    )
+
+    def from_message(name: str) -> pl.Expr:
+        return message.replace_strict(by_message["m"], by_message[name], default=None, return_dtype=pl.Utf8)
+
     out = df.select(
         pl.lit(file, pl.Utf8).alias("file"),
         c("line"),
@@ -174,7 +189,7 @@ def derive(
         level.alias("level"),
         pl.coalesce(c("controller"), c("logger").str.strip_prefix("controller.")).alias("component"),
         message.alias("message"),
-        pl.coalesce(c("event"), event_expr(message)).alias("event"),
+        pl.coalesce(c("event"), from_message("event")).alias("event"),
         pods.alias("pods"),
         pod_count.alias("pod_count"),
         pl.coalesce(c("nodepool"), _object_name("NodePool"), c("provisioner"),
@@ -182,10 +197,10 @@ def derive(
         pl.coalesce(c("nodeclaim"), _object_name("NodeClaim"), c("machine"), _object_name("Machine"),
                     pl.when(kind == "NodeClaim").then(c("name"))).alias("nodeclaim"),
         pl.coalesce(c("node"), _object_name("Node"), pl.when(kind == "Node").then(c("name"))).alias("node"),
-        pl.coalesce(c("instance-type"), c("instanceType"), message.str.extract(_INSTANCE_IN_MESSAGE, 1)).alias(
+        pl.coalesce(c("instance-type"), c("instanceType"), from_message("instance")).alias(
             "instance_type"
         ),
-        _count(c("instance-types")).alias("instance_types_count"),
+        _mapped(df, "instance-types", _count(c("instance-types")), pl.Int64).alias("instance_types_count"),
         c("zone"),
         pl.coalesce(c("capacity-type"), c("capacityType")).alias("capacity_type"),
         requests.field("cpu").alias("_cpu"),
@@ -260,6 +275,23 @@ def materialized(frame: pl.DataFrame) -> pl.DataFrame:
             column = pl.repeat(None, frame.height, dtype=column.dtype, eager=True).alias(name)
         columns.append(column.rechunk() if column.n_chunks() > 1 else column)
     return pl.DataFrame(columns)
+
+
+def unparsed_frame(rows: list[tuple[int, str]], file: str) -> pl.DataFrame:
+    """SCHEMA rows for lines no reader understood: file, line, text, parse_status "unparsed"."""
+    given = {
+        "file": pl.lit(file, pl.Utf8),
+        "source": pl.lit("log", pl.Utf8),
+        "parse_status": pl.lit(UNPARSED, pl.Utf8),
+        "shape": pl.lit("text", pl.Utf8),
+    }
+    base = pl.DataFrame(
+        {"line": [line for line, _ in rows], "raw": [text for _, text in rows]},
+        schema={"line": pl.Int64, "raw": pl.Utf8},
+    )
+    return base.select(
+        pl.col(k) if k in ("line", "raw") else given.get(k, pl.lit(None, v)).alias(k) for k, v in SCHEMA.items()
+    )
 
 
 def _odd_time(text: str) -> datetime | None:

@@ -9,8 +9,11 @@ overwritten with spaces, which ndjson skips, so row *k* is the *k*-th candidate 
 numbers stay exact. ``read_ndjson`` refuses a whole block for one invalid line, so when it
 does, candidates are checked one by one with orjson and the invalid ones are set aside.
 
-Lines that are not candidates go back to the caller as *rare* lines (console encoding,
-pretty-printed JSON, almost-JSON, text) for ``rare_lines``; blank lines are counted.
+Lines that are not candidates are *rare* lines (console encoding, pretty-printed JSON,
+almost-JSON, text), read by ``rare_lines`` in the same worker, their records derived there
+too; only the runs of rare lines that touch the block's first or last line go back to the
+caller, since a record there may continue in the next block.
+Blank lines are counted.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ from dataclasses import dataclass, field
 import orjson
 import polars as pl
 
-from diagnose.ingest.columns import derive
+from diagnose.ingest.columns import META_SCHEMA, derive, materialized, unparsed_frame
+from diagnose.ingest.rare_lines import Recovered, recover
 from diagnose.ingest.vocabulary import DECODE_SCHEMA
+from diagnose.schema import REPAIRED
 
-__all__ = ["PREFIX_RE", "Block", "decode_block", "decode_records"]
+__all__ = ["PREFIX_RE", "Block", "decode_block", "decode_records", "recovered_input"]
 
 
 # kubectl logs --prefix, then --timestamps, then the object (leading blanks tolerated)
 PREFIX_RE = r"^(\[[^\]]*\] )?(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) )?\s*(\{.*\})$"
+# the same, up to the opening brace: a line matches PREFIX_RE when this matches and it ends with "}"
+_HEAD_RE = r"^((\[[^\]]*\] )?(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) )?\s*)\{"
 
 
 @dataclass(slots=True)
@@ -39,7 +46,13 @@ class Block:
     lines: int  # physical lines in the block
     parsed: int
     blank: int
-    rare: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
+    rare: list[tuple[int, str]] = field(default_factory=list)  # (line number, text): the edge runs, left to the caller
+    # the rare lines read here (between the edge runs): lines they add to ``parsed``, the
+    # repaired and unparsed line numbers, and the unparsed lines' rows (SCHEMA, or lean)
+    recovered_parsed: int = 0
+    repaired_lines: list[int] = field(default_factory=list)
+    unparsed_lines: list[int] = field(default_factory=list)
+    unparsed: pl.DataFrame | None = None
 
 
 def _read_lines(data: bytes) -> tuple[pl.Series, bytes]:
@@ -108,13 +121,22 @@ def decode_block(
     plain = lines.str.starts_with("{") & lines.str.ends_with("}")
     other_idx = (~plain).arg_true()
     others = lines.gather(other_idx)
-    groups = others.str.extract_groups(PREFIX_RE)
-    body = groups.struct.field("3")
-    prefixed = body.is_not_null()
+    # PREFIX_RE, read only up to the object's opening brace (the rest of a line is long)
+    heads = others.str.extract_groups(_HEAD_RE)
+    found = pl.DataFrame({"text": others, "head": heads.struct.field("1"), "time": heads.struct.field("3")}).select(
+        (pl.col("head").is_not_null() & pl.col("text").str.ends_with("}")).alias("prefixed"),
+        "head",
+        "time",
+        "text",
+    )
+    prefixed = found["prefixed"]
+    body = found.select(pl.when("prefixed").then(pl.col("text").str.strip_prefix(pl.col("head")))).to_series()
     candidate = plain.clone().scatter(other_idx, prefixed) if other_idx.len() else plain
     cand_idx = candidate.arg_true()
     prefix_time = (
-        pl.repeat(None, n, dtype=pl.Utf8, eager=True).scatter(other_idx, groups.struct.field("2")).gather(cand_idx)
+        pl.repeat(None, n, dtype=pl.Utf8, eager=True)
+        .scatter(other_idx, found.select(pl.when("prefixed").then("time")).to_series())
+        .gather(cand_idx)
         if prefixed.any()
         else pl.repeat(None, cand_idx.len(), dtype=pl.Utf8, eager=True)
     )
@@ -125,7 +147,7 @@ def decode_block(
     rare = list(zip((rest_idx.filter(~blank_mask) + first_line).to_list(), rest.filter(~blank_mask).to_list(), strict=True))
 
     cut = (others.str.len_bytes() - body.str.len_bytes().fill_null(0)).to_list()
-    buf: bytes | bytearray = _blanked(data, lines, other_idx.to_list(), cut) if other_idx.len() else data
+    buf: bytes | bytearray = _blanked(data, lines, other_idx, cut) if other_idx.len() else data
     # A block of a real log almost always holds a broken object somewhere (a cut line, an
     # unescaped quote), and read_ndjson then refuses the whole block: set the suspect
     # candidates that orjson rejects aside first, so one read_ndjson call usually does.
@@ -154,26 +176,74 @@ def decode_block(
             "prefix_time": prefix_time,
             "status": pl.repeat("parsed", cand_idx.len(), eager=True),
             "shape": pl.repeat(None, cand_idx.len(), dtype=pl.Utf8, eager=True),
-        }
+        },
+        schema=META_SCHEMA,
     )
+    # the rare lines away from the block's edges are read here
+    start, end = _edge_runs(rare, first_line, first_line + n - 1)
+    records, unparsed = recover(rare[start:end])
+    block = Block(pl.DataFrame(), first_line, n, cand_idx.len(), blank, rare[:start] + rare[end:])
+    if records:
+        more, more_meta = recovered_input(records)
+        for r in records:
+            if r.status == REPAIRED:
+                block.repaired_lines.append(r.line)
+            else:
+                block.recovered_parsed += r.span
+    if unparsed:
+        block.unparsed_lines = [line for line, _ in unparsed]
+        frame = materialized(unparsed_frame(unparsed, file))
+        block.unparsed = materialized(lean(frame)) if lean is not None else frame
     rows = derive(decoded, meta, file, lean)
-    return Block(rows, first_line, n, cand_idx.len(), blank, rare)
+    if records:  # (derived apart: one frame of both would keep more of the block's buffers alive)
+        rows = pl.concat([rows, derive(more, more_meta, file, lean)])
+    block.frame = rows  # in line order, then the recovered records: the caller sorts
+    return block
 
 
-def _offsets(lines: pl.Series) -> tuple[list[int], list[int]]:
-    """Byte offset and length of each line in the block (lines end with one LF)."""
+def _edge_runs(rare: list[tuple[int, str]], first: int, last: int) -> tuple[int, int]:
+    """``(start, end)``: ``rare[:start]`` is the run of rare lines that begins the block,
+    ``rare[end:]`` the run that ends it (a record there may span blocks); between them,
+    every record lies whole inside the block."""
+    end = len(rare)
+    while end > 0 and rare[end - 1][0] == last - (len(rare) - end):
+        end -= 1
+    start = 0
+    while start < end and rare[start][0] == first + start:
+        start += 1
+    return start, end
+
+
+def recovered_input(records: list[Recovered]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``derive``'s two inputs (decoded records, meta) for records of the per-line path."""
+    decoded = decode_records([orjson.dumps(r.record, default=str).decode("utf-8") for r in records])
+    meta = pl.DataFrame(
+        {
+            "line": [r.line for r in records],
+            "raw": [r.raw for r in records],
+            "keep_raw": [True] * len(records),
+            "prefix_time": [r.prefix_time for r in records],
+            "status": [r.status for r in records],
+            "shape": [r.shape for r in records],
+        },
+        schema=META_SCHEMA,
+    )
+    return decoded, meta
+
+
+def _offsets(lines: pl.Series, indices: pl.Series) -> tuple[list[int], list[int]]:
+    """Byte offset and length in the block of each listed line (lines end with one LF)."""
     lengths = lines.str.len_bytes().cast(pl.Int64)
     starts = (lengths + 1).cum_sum() - (lengths + 1)
-    return starts.to_list(), lengths.to_list()
+    return starts.gather(indices).to_list(), lengths.gather(indices).to_list()
 
 
-def _blanked(data: bytes, lines: pl.Series, indices: list[int], cuts: list[int]) -> bytearray:
+def _blanked(data: bytes, lines: pl.Series, indices: pl.Series, cuts: list[int]) -> bytearray:
     """The block with the first ``cut`` bytes of each listed line overwritten by spaces."""
-    starts, _ = _offsets(lines)
+    starts, _ = _offsets(lines, indices)
     buf = bytearray(data)
-    for i, cut in zip(indices, cuts, strict=True):
+    for start, cut in zip(starts, cuts, strict=True):
         if cut:
-            start = starts[i]
             buf[start : start + cut] = b" " * cut
     return buf
 
@@ -211,7 +281,7 @@ def _without_invalid(
     if not bad:
         return buf, pl.Series([], dtype=cand_idx.dtype)
     out = bytearray(buf)
-    starts, lengths = _offsets(lines)
-    for i in bad:
-        out[starts[i] : starts[i] + lengths[i]] = b" " * lengths[i]
-    return out, pl.Series(bad, dtype=cand_idx.dtype)
+    found = pl.Series(bad, dtype=cand_idx.dtype)
+    for start, length in zip(*_offsets(lines, found), strict=True):
+        out[start : start + length] = b" " * length
+    return out, found
