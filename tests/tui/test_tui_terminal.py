@@ -76,8 +76,10 @@ def test_tui_terminal_live_against_the_kube_emulator(session: str) -> None:
         _tmux(session, "-f", os.devnull, "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
               f"env -u COLUMNS -u LINES TERM=xterm-256color {KARP_TUI} --live --kubeconfig {kube.kubeconfig}"
               " --interval 1")
-        screen = _wait_for_screen(session, lambda s: "10 × Deployment default/inflate" in s)
-        assert "live: kubeconfig" in screen and "connected 10 pending pods" in screen
+        screen = _wait_for_screen(
+            session, lambda s: "10 × Deployment default/inflate" in s and "connected 10 pending pods" in s
+        )
+        assert "live: kubeconfig" in screen
         assert "1/256M" in screen  # requests read from the pods themselves
     # the emulator is gone: the screen says so and keeps retrying
     screen = _wait_for_screen(session, lambda s: "connection lost" in s or "read failed" in s)
