@@ -30,12 +30,16 @@ def _tmux(session: str, *args: str) -> str:
 
 
 def _wait_for_screen(session: str, seen: Callable[[str], bool], timeout: float = 20.0) -> str:
-    """Poll capture-pane until ``seen(screen)``; bounded by ``timeout`` seconds."""
+    """Poll capture-pane until ``seen(screen)``; bounded by ``timeout`` seconds. A session that has
+    ended (the program quit) reads as an empty screen."""
     deadline = time.monotonic() + timeout
     pause = threading.Event()
     screen = ""
     while time.monotonic() < deadline:
-        screen = _tmux(session, "capture-pane", "-p", "-t", session)
+        try:
+            screen = _tmux(session, "capture-pane", "-p", "-t", session)
+        except subprocess.CalledProcessError:
+            screen = ""  # the program has exited and its tmux session with it
         if seen(screen):
             return screen
         pause.wait(0.1)
