@@ -57,6 +57,16 @@ class Settings(BaseSettings):
     mode: Literal["quota-aware", "karpenter"] = Field(default="quota-aware", description="quota-aware | karpenter")
     log_level: Literal["DEBUG", "INFO", "WARN", "ERROR"] = Field(default="INFO", description="lowest level written")
     log_file: str = Field(default="", description="also append JSON log lines to this file")
+    launch_timeout_seconds: float = Field(default=300.0, description="delete a NodeClaim (and its VM) not launched within this long")
+    registration_timeout_seconds: float = Field(default=900.0, description="delete a launched NodeClaim whose node has not registered within this long")
+    gc_interval_seconds: float = Field(default=120.0, description="look for VMs, NICs and NodeClaims to garbage collect this often")
+    gc_grace_seconds: float = Field(default=300.0, description="leave a VM or NIC of ours with no NodeClaim alone for this long")
+    leader_elect: bool = Field(default=True, description="compete for the leader Lease (false: this is the only replica)")
+    lease_namespace: str = Field(default="", description="namespace of the leader Lease ('' = the pod's namespace, else karpenter)")
+    lease_duration_seconds: float = Field(default=15.0, description="a standby takes over this long after the leader stops renewing")
+    metrics_port: int = Field(default=8080, description="serve Prometheus metrics on this port")
+    health_port: int = Field(default=8081, description="serve /healthz and /readyz on this port (equal to the metrics port: one server)")
+    shutdown_grace_seconds: float = Field(default=30.0, description="on SIGTERM, wait this long for launches in flight")
 
     @field_validator("subscription_id")
     @classmethod
@@ -104,11 +114,20 @@ class Settings(BaseSettings):
             raise ValueError(f"file {value!r} does not exist")
         return value
 
-    @field_validator("batch_idle_seconds", "batch_max_seconds", "quota_refresh_seconds")
+    @field_validator("batch_idle_seconds", "batch_max_seconds", "quota_refresh_seconds", "launch_timeout_seconds",
+                     "registration_timeout_seconds", "gc_interval_seconds", "gc_grace_seconds", "lease_duration_seconds",
+                     "shutdown_grace_seconds")
     @classmethod
     def _positive(cls, value: float) -> float:
         if not value > 0:
             raise ValueError("must be a positive number of seconds")
+        return value
+
+    @field_validator("metrics_port", "health_port")
+    @classmethod
+    def _port(cls, value: int) -> int:
+        if not 0 <= value <= 65535:
+            raise ValueError("must be a port number between 0 and 65535")
         return value
 
     @field_validator("log_level", mode="before")

@@ -58,9 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _assemble(settings: Settings) -> Any:
-    from provisioner.controller.assembly import assemble
+    from provisioner.controller.service import assemble_service
 
-    return assemble(settings)
+    return assemble_service(settings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -38,6 +38,7 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import random
 import sys
 import threading
@@ -421,6 +422,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.kills < 0:
         print(f"karp-sim chaos: --kills {args.kills}: must not be negative", file=sys.stderr)
+        return 2
+    if args.log and not os.path.isdir(os.path.dirname(os.path.abspath(args.log))):
+        print(f"karp-sim chaos: --log {args.log}: directory {os.path.dirname(os.path.abspath(args.log))} does not exist",
+              file=sys.stderr)
         return 2
     logging.getLogger("provisioner.kube").setLevel(logging.CRITICAL)  # expected noise under injected faults
     logging.getLogger("azure").setLevel(logging.CRITICAL)

@@ -25,7 +25,8 @@ def test_chaos_seeded_run_keeps_the_books(capsys: pytest.CaptureFixture[str]) ->
 
 
 @pytest.mark.parametrize(("argv", "message"), [(["--duration", "1"], "--duration 1: must be at least 5 seconds"),
-                                                (["--kills", "-1"], "--kills -1: must not be negative")])
+                                                (["--kills", "-1"], "--kills -1: must not be negative"),
+                                                (["--log", "/no/such/dir/x.log"], "--log /no/such/dir/x.log: directory")])
 def test_chaos_bad_options(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert message in capsys.readouterr().err
