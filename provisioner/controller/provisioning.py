@@ -289,3 +289,10 @@ class Provisioner:
     def store(self, record: ClaimRecord) -> None:
         with self._lock:
             self.records[record.name] = record
+
+    def forget(self, name: str) -> None:
+        """Drop a claim that is gone from this loop's memory (it no longer counts as in flight)."""
+        with self._lock:
+            self.records.pop(name, None)
+            self.claim_pods.pop(name, None)
+            self.failed.pop(name, None)

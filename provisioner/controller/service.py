@@ -40,6 +40,7 @@ from provisioner.model.ports import Compute
 from provisioner.observability.health import Endpoints
 from provisioner.observability.logwriter import LogWriter
 from provisioner.observability.metrics import Metrics, Sample, claim_state
+from provisioner.settings import Settings
 
 __all__ = ["Service", "ServiceOptions", "assemble_service"]
 
@@ -228,14 +229,11 @@ class Service:
                 self.metrics.update(self.sample())
 
 
-def assemble_service(settings: Any, credential: Any = None) -> Service:
-    """``karp-provisioner run``'s replica from ``Settings`` (liveness, GC and HA settings read when present).
+def assemble_service(settings: Settings, credential: Any = None) -> Service:
+    """``karp-provisioner run``'s replica from ``Settings``.
     ``credential`` (anything with ``get_token``) defaults to DefaultAzureCredential."""
     from provisioner.azure.compute import AzureCompute
     from provisioner.azure.config import AzureConfig
-
-    def get(name: str, default: Any) -> Any:
-        return getattr(settings, name, default)
 
     if settings.client_id:
         os.environ.setdefault("AZURE_CLIENT_ID", settings.client_id)
@@ -253,22 +251,22 @@ def assemble_service(settings: Any, credential: Any = None) -> Service:
     )
     upkeep = UpkeepOptions(
         cluster=settings.cluster_name,
-        launch_timeout=float(get("launch_timeout_seconds", 300.0)),
-        registration_timeout=float(get("registration_timeout_seconds", 900.0)),
-        gc_interval=float(get("gc_interval_seconds", 120.0)),
-        gc_grace=float(get("gc_grace_seconds", 300.0)),
+        launch_timeout=float(settings.launch_timeout_seconds),
+        registration_timeout=float(settings.registration_timeout_seconds),
+        gc_interval=float(settings.gc_interval_seconds),
+        gc_grace=float(settings.gc_grace_seconds),
     )
-    lease = float(get("lease_duration_seconds", 15.0))
+    lease = float(settings.lease_duration_seconds)
     options = ServiceOptions(
         upkeep=upkeep,
-        leader_elect=bool(get("leader_elect", True)),
-        lease_namespace=str(get("lease_namespace", "") or os.environ.get("POD_NAMESPACE") or "karpenter"),
+        leader_elect=bool(settings.leader_elect),
+        lease_namespace=str(settings.lease_namespace or os.environ.get("POD_NAMESPACE") or "karpenter"),
         lease_duration=lease,
         renew_deadline=lease * 2 / 3,  # 15 s -> 10 s, as client-go's defaults
         retry_period=lease * 2 / 15,  # 15 s -> 2 s
-        metrics_port=int(get("metrics_port", 8080)),
-        health_port=int(get("health_port", 8081)),
-        shutdown_grace=float(get("shutdown_grace_seconds", 30.0)),
+        metrics_port=int(settings.metrics_port),
+        health_port=int(settings.health_port),
+        shutdown_grace=float(settings.shutdown_grace_seconds),
     )
     compute = AzureCompute(config)
     try:

@@ -67,6 +67,8 @@ class Tracker(Protocol):
 
     def store(self, record: ClaimRecord) -> None: ...
 
+    def forget(self, name: str) -> None: ...
+
 
 def _utc_now() -> datetime:
     from datetime import UTC
@@ -161,13 +163,7 @@ class Upkeep:
     # --- acting -------------------------------------------------------------------------
     def forget(self, claim: str) -> None:
         """Drop a claim from the provisioning loop's memory (it no longer counts as in flight)."""
-        lock = getattr(self.tracker, "_lock", None)  # the provisioning pass iterates these tables under it
-        with lock if lock is not None else contextlib.nullcontext():
-            self.tracker.records.pop(claim, None)
-            for attribute in ("claim_pods", "failed"):
-                table = getattr(self.tracker, attribute, None)
-                if isinstance(table, dict):
-                    table.pop(claim, None)
+        self.tracker.forget(claim)
 
     def terminate(self, claim: str, node: str, reason: str) -> None:
         """Delete the claim's VM (waiting for it), its NIC, its Node and the claim itself."""

@@ -1,10 +1,10 @@
-"""``karp-provisioner run``'s assembly from Settings against both emulators (offline credential)."""
+"""``karp-provisioner run``'s replica, assembled from Settings, against both emulators (offline credential)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from provisioner.controller.assembly import assemble
+from provisioner.controller.service import assemble_service
 from provisioner.settings import Settings
 from sim.scenarios.harness import Stage, StageTimings
 
@@ -28,8 +28,9 @@ def test_ctrlint_run_assembly_places_the_founding_pods(tmp_path: Any) -> None:
             location=arm.location, node_resource_group=arm.resource_group, subnet_id=arm.subnet_id,
             azure_endpoint=arm.endpoint, azure_ca_file=arm.ca_cert, kubeconfig=stage.kube.kubeconfig,
             batch_idle_seconds=0.3, batch_max_seconds=3, log_file=str(log), log_level="DEBUG",
+            metrics_port=0, health_port=0, lease_namespace="karpenter",
         )
-        running = assemble(settings, credential=OfflineCredential())
+        running = assemble_service(settings, credential=OfflineCredential())
         running.start()
         try:
             stage.scale(10)

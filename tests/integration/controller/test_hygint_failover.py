@@ -156,10 +156,9 @@ def test_hygint_metrics_and_probes_of_a_replica(world: tuple[KubeEmulator, ArmEm
 def test_hygint_assemble_service_from_settings(world: tuple[KubeEmulator, ArmEmulator, Callable[..., Service]],
                                                monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """``karp-provisioner run``'s composition: settings in, a leader-elected replica with probes out."""
-    from types import SimpleNamespace
-
     import provisioner.azure.compute as azure_compute
     from provisioner.controller.service import assemble_service
+    from provisioner.settings import Settings
 
     kube, arm, _ = world
     real = azure_compute.AzureCompute
@@ -170,12 +169,12 @@ def test_hygint_assemble_service_from_settings(world: tuple[KubeEmulator, ArmEmu
         return real(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
 
     monkeypatch.setattr(azure_compute, "AzureCompute", offline)
-    settings = SimpleNamespace(
-        client_id="", azure_endpoint="https://management.azure.com", subscription_id=arm.endpoint.subscription,
-        node_resource_group=arm.endpoint.resource_group, location="westus2", azure_ca_file="", log_file=str(tmp_path / "l"),
+    settings = Settings.from_sources(
+        subscription_id=arm.endpoint.subscription, resource_group="karpenter",
+        node_resource_group=arm.endpoint.resource_group, location="westus2", log_file=str(tmp_path / "l"),
         log_level="ERROR", cluster_name="karpenter", subnet_id=arm.endpoint.subnet_id, mode="quota-aware",
         batch_idle_seconds=0.2, batch_max_seconds=1.0, quota_refresh_seconds=60.0, kubeconfig=kube.kubeconfig,
-        kube_context="", launch_timeout_seconds=42.0, lease_namespace="karpenter", metrics_port=0, health_port=0,
+        launch_timeout_seconds=42.0, lease_namespace="karpenter", metrics_port=0, health_port=0,
         lease_duration_seconds=LEASE,
     )
     service = assemble_service(settings)

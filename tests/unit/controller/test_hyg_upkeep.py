@@ -95,6 +95,10 @@ class Tracker:
     def store(self, record: ClaimRecord) -> None:
         self.records[record.name] = record
 
+    def forget(self, name: str) -> None:
+        self.records.pop(name, None)
+        self.claim_pods.pop(name, None)
+
 
 def vm(name: str, tags: dict[str, str], state: str = "Succeeded") -> VmInfo:
     return VmInfo(f"/s/providers/Microsoft.Compute/virtualMachines/{name}", name, "Standard_D4s_v5", "1", False, state,
