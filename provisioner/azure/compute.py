@@ -51,6 +51,16 @@ class VmCreation:
         self._future.add_done_callback(lambda _: callback(self))
 
 
+def _delete(begin: Callable[[], Any]) -> None:
+    """Run a delete to its end; a resource already gone is fine."""
+    try:
+        begin().result()
+    except ResourceNotFoundError:
+        return
+    except AzureError as e:
+        raise map_error(e) from e
+
+
 def _call(action: Callable[[], T]) -> T:
     try:
         return action()
@@ -89,12 +99,7 @@ class AzureCompute:
     def delete_nic(self, name: str) -> None:
         """Delete a NIC; gone already is fine. A NIC still attached to a VM raises (400 NicInUse)."""
         network = self.clients.network
-        try:
-            network.network_interfaces.begin_delete(self._group, name).result()
-        except ResourceNotFoundError:
-            return
-        except AzureError as e:
-            raise map_error(e) from e
+        _delete(lambda: network.network_interfaces.begin_delete(self._group, name))
 
     def list_nics(self, tags: dict[str, str]) -> list[NicInfo]:
         network = self.clients.network
@@ -129,12 +134,7 @@ class AzureCompute:
     def delete_vm(self, name: str) -> None:
         """Delete the VM only (its OS disk goes with it; its NIC stays, detached)."""
         compute = self.clients.compute
-        try:
-            compute.virtual_machines.begin_delete(self._group, name).result()
-        except ResourceNotFoundError:
-            return
-        except AzureError as e:
-            raise map_error(e) from e
+        _delete(lambda: compute.virtual_machines.begin_delete(self._group, name))
 
     def list_vms(self, tags: dict[str, str]) -> list[VmInfo]:
         compute = self.clients.compute
