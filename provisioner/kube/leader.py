@@ -90,6 +90,7 @@ class LeaderElector:
         self.clock = clock
         self._observed: tuple[str, str] = ("", "")
         self._observed_at = 0.0
+        self._expires_at = 0.0  # when the lease seen last lapses, on this replica's clock
         self._last_renew = 0.0
         self._leading = False
         self._stop = threading.Event()
@@ -134,7 +135,10 @@ class LeaderElector:
             elif self._leading and now - self._last_renew >= self.renew_deadline:
                 self._step_down()
             jitter = 1.0 if self._leading else 1.0 + random.random() * 0.2
-            self._stop.wait(self.retry_period * jitter)
+            wait = self.retry_period * jitter
+            if not self._leading and self._expires_at > now:  # a standby tries again the moment the lease lapses
+                wait = min(wait, self._expires_at - now + 0.01)
+            self._stop.wait(wait)
 
     def _step_down(self) -> None:
         self.gate.revoke()
@@ -169,7 +173,8 @@ class LeaderElector:
         holder = spec.get("holderIdentity") or ""
         self._observe(spec)
         duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
-        if holder and holder != self.identity and self.clock() < self._observed_at + duration:
+        self._expires_at = self._observed_at + duration
+        if holder and holder != self.identity and self.clock() < self._expires_at:
             return False
         transitions = int(spec.get("leaseTransitions") or 0)
         if holder != self.identity:
