@@ -18,8 +18,10 @@ Guards, both methods alike:
   nodes being disrupted at once never exceeds the smallest budget that applies (``nodes``
   as a count, or a percentage of the pool's nodes rounded up; a budget lists the
   ``reasons`` it applies to, ``Empty`` or ``Expired``, or all when it lists none). A budget
-  with a ``schedule`` is treated as always active (the safe reading: it only ever
-  restricts more). Without budgets, Karpenter's default applies: 10%.
+  with a ``schedule`` (cron, UTC) applies for its ``duration`` after each time the schedule
+  fires, and not otherwise; a schedule or duration that cannot be read keeps the budget
+  always active (the safe reading: it only ever restricts more). Without budgets,
+  Karpenter's default applies: 10%.
 - *do-not-disrupt*: a node running a pod annotated ``karpenter.sh/do-not-disrupt: "true"``
   is left alone.
 
@@ -37,7 +39,8 @@ from datetime import datetime, timedelta
 
 from provisioner.controller.fleet import DISRUPTED_TAINT, DO_NOT_DISRUPT, ClaimInfo, Fleet, PodInfo
 from provisioner.controller.liveness import started_at
-from provisioner.model.nodepool import NodePool
+from provisioner.model.cron import Schedule, ScheduleError
+from provisioner.model.nodepool import Budget, NodePool
 
 __all__ = ["EMPTY", "EXPIRED", "Candidate", "DisruptionPlan", "allowed", "parse_duration", "plan"]
 
@@ -74,11 +77,24 @@ class DisruptionPlan:
     empty_since: dict[str, datetime] = field(default_factory=dict)
 
 
-def allowed(pool: NodePool, reason: str, total: int) -> int:
-    """How many of the pool's ``total`` nodes may be disrupted at once for ``reason``."""
+def _in_force(budget: Budget, now: datetime | None) -> bool:
+    if not budget.schedule or now is None:
+        return True
+    duration = parse_duration(budget.duration) if budget.duration else None
+    try:
+        schedule = Schedule.parse(budget.schedule)
+    except ScheduleError:
+        return True
+    return duration is None or schedule.active(now, duration)
+
+
+def allowed(pool: NodePool, reason: str, total: int, now: datetime | None = None) -> int:
+    """How many of the pool's ``total`` nodes may be disrupted at once for ``reason`` at ``now``."""
     limits: list[int] = []
     for budget in pool.disruption.budgets:
         if budget.reasons and reason not in budget.reasons:
+            continue
+        if not _in_force(budget, now):
             continue
         text = budget.nodes.strip()
         try:
@@ -145,7 +161,7 @@ def plan(fleet: Fleet, now: datetime, empty_since: Mapping[str, datetime]) -> Di
         pool = fleet.pool(record.nodepool)
         assert pool is not None
         in_progress = busy.get(record.nodepool, 0) + used.get(record.nodepool, 0)
-        if in_progress >= allowed(pool.pool, reason, totals.get(record.nodepool, 0)):
+        if in_progress >= allowed(pool.pool, reason, totals.get(record.nodepool, 0), now):
             held.append((record.node_name, f"disruption budget of nodepool {record.nodepool} reached"))
             continue
         used[record.nodepool] = used.get(record.nodepool, 0) + 1

@@ -92,3 +92,16 @@ def test_budget_limits_how_many_go_at_once_counting_those_in_progress() -> None:
     assert plan(fleet(claims, [], one, tainted=("c3",)), T0, {}).disrupt == ()
     half = pool("Never", "1h", (Budget("50%"),))
     assert len(plan(fleet(claims, [], half), T0, {}).disrupt) == 2
+
+
+def test_scheduled_budget_applies_only_within_its_window() -> None:
+    from datetime import UTC, datetime
+
+    freeze = Budget("0", schedule="0 9 * * 1-5", duration="8h")  # no disruption in business hours
+    pool = NodePool("gp", disruption=Disruption(budgets=(Budget("100%"), freeze)))
+    monday_noon = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    monday_night = datetime(2026, 11, 30, 22, 0, tzinfo=UTC)
+    assert allowed(pool, EMPTY, 10, monday_noon) == 0
+    assert allowed(pool, EMPTY, 10, monday_night) == 10
+    unreadable = NodePool("gp", disruption=Disruption(budgets=(Budget("100%"), Budget("0", schedule="nonsense", duration="1h"))))
+    assert allowed(unreadable, EMPTY, 10, monday_night) == 0  # an unreadable schedule keeps the budget in force
