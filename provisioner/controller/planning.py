@@ -17,39 +17,20 @@ from provisioner.controller.decisions import Blocked, ClaimDecision, Decisions, 
 from provisioner.controller.provisioning import PlanInput
 from provisioner.controller.unavailable import UnavailableOfferings
 from provisioner.model.catalog import Catalog
-from provisioner.model.nodepool import Node, NodeClaim, NodeClaimStatus, NodePool
+from provisioner.model.nodepool import Node, NodeClaim, NodeClaimStatus
 from provisioner.model.pod import Pod
-from provisioner.model.requirements import Requirements
 from provisioner.model.resources import Resources
-from provisioner.model.taints import tolerates_all
+from provisioner.scheduling.overhead import overhead_by_pool
 from provisioner.scheduling.plan import Plan, ReasonCode
 from provisioner.scheduling.snapshot import Snapshot
 
-__all__ = ["build_snapshot", "daemonset_overhead", "planner", "solver_planner", "to_decisions"]
+__all__ = ["build_snapshot", "planner", "solver_planner", "to_decisions"]
 
 _SCOPES = {
     ReasonCode.QUOTA_REGIONAL: "regional",
     ReasonCode.QUOTA_FAMILY: "family",
     ReasonCode.QUOTA_SPOT: "spot",
 }
-
-
-def daemonset_overhead(pool: NodePool, daemonset_pods: tuple[Pod, ...]) -> Resources:
-    """What the DaemonSets that would run on a node of ``pool`` request together."""
-    labels = pool.label_map
-    total = Resources()
-    for pod in daemonset_pods:
-        if not tolerates_all(pool.taints, pod.tolerations):
-            continue
-        if not any(_may_match(term, labels) for term in pod.terms):
-            continue
-        total = total + pod.requests
-    return total
-
-
-def _may_match(term: Requirements, labels: dict[str, str]) -> bool:
-    """A DaemonSet term is taken to match unless it contradicts a label the pool fixes."""
-    return term.only(labels.keys()).matches(labels)
 
 
 def _claim(record: ClaimRecord, overhead: Resources, region: str) -> NodeClaim:
@@ -93,7 +74,7 @@ def build_snapshot(data: PlanInput, unavailable: UnavailableOfferings, region: s
     view = data.view
     launching = {c.node_name for c in data.in_flight if c.node_name and c.status_of("Initialized") != "True"}
     catalog = Catalog(region=region, types=data.catalog, read_at=None, source="controller")
-    overhead = {p.name: daemonset_overhead(p, view.daemonset_pods) for p in view.nodepools}
+    overhead = overhead_by_pool(view.daemonset_pods, view.nodepools)
     return Snapshot(
         pods=view.pending,
         nodepools=view.nodepools,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from provisioner.controller.cluster import ClaimRecord, ClusterView
-from provisioner.controller.planning import build_snapshot, daemonset_overhead, solver_planner
+from provisioner.controller.planning import build_snapshot, solver_planner
 from provisioner.controller.provisioning import PlanInput
 from provisioner.controller.unavailable import Unavailable, UnavailableOfferings
 from provisioner.model.catalog import load_catalog
@@ -15,6 +15,7 @@ from provisioner.model.quota import QuotaSnapshot, QuotaUsage
 from provisioner.model.requirements import Requirement, Requirements
 from provisioner.model.resources import Resources
 from provisioner.model.taints import Taint, Toleration
+from provisioner.scheduling.overhead import daemonset_overhead
 
 NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
 CATALOG = load_catalog("westus2").types
@@ -37,11 +38,11 @@ def _input(quota: bool = True, claims: tuple[ClaimRecord, ...] = ()) -> PlanInpu
 
 
 def test_ctrl_daemonset_overhead_matches_the_founding_log() -> None:
-    overhead = daemonset_overhead(POOL, DS)
+    overhead = daemonset_overhead(DS, POOL)
     assert overhead == Resources(250, 481280 * 1024, 5)
     tainted = NodePool("gpu", taints=(Taint("gpu", "NoSchedule"),))
     picky = (Pod("kube-system", "x", Resources(100, 0, 1), owner_kind="DaemonSet"),)
-    assert daemonset_overhead(tainted, picky) == Resources()
+    assert daemonset_overhead(picky, tainted) == Resources()
 
 
 def test_ctrl_quota_aware_plan_stays_within_headroom() -> None:
