@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from provisioner.model.errors import describe_quota_block
 from provisioner.model.instance_type import InstanceType
 from provisioner.model.nodepool import NodePool
 from provisioner.model.pod import Pod
@@ -64,14 +65,9 @@ class QuotaBlock:
                 "usage": self.usage, "required": self.required, "newLimit": self.new_limit}
 
     def describe(self) -> str:
-        label = {"regional": "regional vCPU quota", "family": "vCPU quota of family", "spot": "spot vCPU quota"}
-        what = label.get(self.scope, "vCPU quota")
-        in_flight = max(self.limit - self.usage - self.free, 0)
-        creating = f" (+{in_flight} being created)" if in_flight else ""
-        return (
-            f"{what} {self.name} in {self.region}: limit {self.limit}, usage {self.usage}{creating}, "
-            f"{self.free} left, {self.required} more needed; a limit of {self.new_limit} would place them"
-        )
+        return describe_quota_block(self.scope, self.name, self.region, self.limit, self.usage, self.required,
+                                    self.new_limit, left=self.free,
+                                    in_flight=max(self.limit - self.usage - self.free, 0))
 
 
 @dataclass(frozen=True, slots=True)

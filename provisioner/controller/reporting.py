@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from provisioner.controller.conditions import Transition
 from provisioner.controller.decisions import Blocked
 from provisioner.controller.launch import LaunchResult, launch_reason
-from provisioner.model.errors import QuotaExceeded
+from provisioner.model.errors import QuotaExceeded, describe_quota_block
 from provisioner.model.pod import Pod
 from provisioner.observability.logwriter import LogWriter
 
@@ -105,11 +105,10 @@ class Reporter:
         claim = result.request.claim
         text = str(error) if error is not None else "launch failed"
         if isinstance(error, QuotaExceeded):
-            text = (
-                f"{error.scope} vCPU quota {error.quota} in {error.region}: limit {error.limit}, usage {error.usage}, "
-                f"{error.required} more needed for {result.request.instance_type.name}; "
-                f"a limit of {error.new_limit} would allow it ({error.code})"
-            )
+            text = describe_quota_block(
+                error.scope, error.quota, error.region, error.limit, error.usage, error.required, error.new_limit,
+                size=result.request.instance_type.name, would="allow it",
+            ) + f" ({error.code})"
             self.event("NodePool", "", result.request.nodepool, "Warning", "QuotaExceeded",
                        f"NodeClaim {claim} refused by Azure: {text}")
             for pod in pods:

@@ -56,6 +56,7 @@ __all__ = [
     "UnknownCloudError",
     "ZonalAllocationFailed",
     "classify",
+    "describe_quota_block",
     "parse_quota_message",
 ]
 
@@ -260,6 +261,23 @@ _KARP_WORDING = re.compile(
 )
 _KARP_SCOPES = {"regional vCPU quota": QuotaScope.REGIONAL, "vCPU quota of family": QuotaScope.FAMILY,
                 "family vCPU quota": QuotaScope.FAMILY, "spot vCPU quota": QuotaScope.SPOT}
+
+
+_KARP_LABELS = {QuotaScope.REGIONAL: "regional vCPU quota", QuotaScope.FAMILY: "vCPU quota of family",
+                QuotaScope.SPOT: "spot vCPU quota"}
+
+
+def describe_quota_block(scope: str, name: str, region: str, limit: int, usage: int, required: int,
+                         new_limit: int, *, left: int | None = None, in_flight: int = 0, size: str = "",
+                         would: str = "place them") -> str:
+    """karp-provisioner's wording for a quota that blocks pods or refused a create (its Events and log
+    lines use it; ``parse_quota_message`` reads it back): "regional vCPU quota cores in westus2: limit 20,
+    usage 14, 6 left, 8 more needed; a limit of 28 would place them"."""
+    creating = f" (+{in_flight} being created)" if in_flight else ""
+    remaining = f", {left} left" if left is not None else ""
+    needed = f"{required} more needed" + (f" for {size}" if size else "")
+    return (f"{_KARP_LABELS.get(scope, 'vCPU quota')} {name} in {region}: limit {limit}, usage {usage}{creating}"
+            f"{remaining}, {needed}; a limit of {new_limit} would {would}")
 
 
 def parse_quota_message(message: str) -> QuotaNumbers | None:

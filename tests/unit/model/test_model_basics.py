@@ -473,3 +473,17 @@ def test_karp_quota_wording_is_read_back(text: str, expected: tuple[object, ...]
     error = classify("", text)
     assert isinstance(error, QuotaExceeded)
     assert (error.category, error.quota, error.limit, error.usage, error.required, error.new_limit, error.region) == expected
+
+
+@pytest.mark.parametrize("scope", ["regional", "family", "spot"])
+@pytest.mark.parametrize("options", [{}, {"left": 0, "in_flight": 4}, {"size": "Standard_D16ls_v5", "would": "allow it"}])
+def test_karp_quota_wording_round_trips(scope: str, options: dict[str, object]) -> None:
+    from provisioner.model.errors import describe_quota_block
+
+    name = {"regional": "cores", "family": "standardDLSv5Family", "spot": "lowPriorityCores"}[scope]
+    text = describe_quota_block(scope, name, "westus2", 20, 14, 16, 30, **options)  # type: ignore[arg-type]
+    error = classify("", f"Failed to schedule pod, {text}")
+    assert isinstance(error, QuotaExceeded)
+    assert (error.scope, error.quota, error.region, error.limit, error.usage, error.required, error.new_limit) == (
+        scope, name, "westus2", 20, 14, 16, 30,
+    )
