@@ -51,6 +51,15 @@ class ClaimRecord:
                 return str(c.get("status", "Unknown"))
         return "Unknown"
 
+    def status_patch(self) -> dict[str, Any]:
+        """The NodeClaim ``status`` this record says, as a merge patch of the status subresource."""
+        status: dict[str, Any] = {"conditions": [dict(c) for c in self.conditions]}
+        if self.provider_id:
+            status["providerID"] = self.provider_id
+        if self.node_name:
+            status["nodeName"] = self.node_name
+        return {"status": status}
+
 
 @dataclass(frozen=True, slots=True)
 class ClusterView:

@@ -10,6 +10,7 @@ any (its ``LeaderGate`` refuses them).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -219,15 +220,8 @@ class KubeFleet:
         self.kube.delete_nodeclaim(name)
 
     def update_nodeclaim_status(self, claim: ClaimRecord) -> None:
-        status: Obj = {"conditions": [dict(c) for c in claim.conditions]}
-        if claim.provider_id:
-            status["providerID"] = claim.provider_id
-        if claim.node_name:
-            status["nodeName"] = claim.node_name
-        try:
-            self.kube.patch_nodeclaim_status(claim.name, {"status": status})
-        except NotFound:
-            return
+        with contextlib.suppress(NotFound):  # deleted meanwhile
+            self.kube.patch_nodeclaim_status(claim.name, claim.status_patch())
 
     def delete_node(self, name: str) -> None:
         try:

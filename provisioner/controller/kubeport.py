@@ -159,13 +159,8 @@ class KubeClusterPort:
         self.update_nodeclaim_status(claim)
 
     def update_nodeclaim_status(self, claim: ClaimRecord) -> None:
-        status: Obj = {"conditions": [dict(c) for c in claim.conditions]}
-        if claim.provider_id:
-            status["providerID"] = claim.provider_id
-        if claim.node_name:
-            status["nodeName"] = claim.node_name
         with contextlib.suppress(NotFound):  # deleted meanwhile
-            self.kube.patch_nodeclaim_status(claim.name, {"status": status})
+            self.kube.patch_nodeclaim_status(claim.name, claim.status_patch())
 
     def delete_nodeclaim(self, name: str) -> None:
         self.kube.delete_nodeclaim(name)

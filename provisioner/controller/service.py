@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from provisioner.controller.assembly import WATCHED, build
+from provisioner.controller.assembly import build, connect_cluster
 from provisioner.controller.fleet import KubeFleet
 from provisioner.controller.ha import ControllerTerm, GatedCompute, Replica
 from provisioner.controller.kubeport import KubeClusterPort
@@ -34,7 +34,6 @@ from provisioner.controller.upkeep import Upkeep, UpkeepOptions
 from provisioner.kube.cluster import KubeCluster
 from provisioner.kube.informer import Informer
 from provisioner.kube.leader import LeaderElector, LeaderGate
-from provisioner.model.errors import InputError
 from provisioner.model.instance_type import InstanceType
 from provisioner.model.ports import Compute
 from provisioner.observability.health import Endpoints
@@ -103,14 +102,7 @@ class Service:
                 sync_timeout: float = 30.0) -> Service:
         """Open the connection (gated when electing a leader), start the informers and wait for their lists."""
         gate = LeaderGate() if options.leader_elect else None
-        kube = KubeCluster.connect(kubeconfig or None, context or None, gate=gate)
-        informers = {r.plural: kube.informer(r).start() for r in WATCHED}
-        for plural, informer in informers.items():
-            if not informer.wait_synced(sync_timeout):
-                for i in informers.values():
-                    i.stop()
-                kube.close()
-                raise InputError(f"cluster: could not list {plural} within {sync_timeout:.0f} s")
+        kube, informers, _ = connect_cluster(kubeconfig, context, sync_timeout, gate)
         return cls(kube, informers, compute, controller_options, region, log, options, catalog)
 
     # --- terms ---------------------------------------------------------------------------
