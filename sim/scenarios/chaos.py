@@ -173,7 +173,7 @@ class Chaos:
         endpoint = self.arm.start()
         self.subnet = endpoint.subnet_id
         self.books = _Books(self.arm, {POOLS[0]: self.config.pool_cpu_limit * 1000, POOLS[1]: OVERFLOW_LIMIT * 1000})
-        for target, name in ((self._poll_vms, "chaos-kubelets"), (self._watch_books, "chaos-books")):
+        for target, name in ((self._watch_books, "chaos-books"),):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -209,11 +209,6 @@ class Chaos:
         self.arm.stop()
         self.kube.stop()
         self.log.close()
-
-    def _poll_vms(self) -> None:
-        while not self._stop.wait(0.1):
-            with contextlib.suppress(Exception):
-                self.bridge.sync([vm.info() for vm in self.arm.vms.values()])
 
     def _watch_books(self) -> None:
         while not self._stop.wait(0.2):

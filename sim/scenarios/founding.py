@@ -138,8 +138,7 @@ class NodeBridge:
     """Plays the VMs' kubelets: a Succeeded VM registers its Node (tainted ``karpenter.sh/unregistered``),
     which the emulator turns Ready after its delay; a deleted VM's Node goes away.
 
-    It is both the ARM emulator's VM hooks and a poller (``sync``) over the ARM state, and idempotent,
-    so a VM is registered exactly once whichever path sees it first.
+    It is the ARM emulator's VM hooks, and idempotent: a VM is registered exactly once.
     """
 
     def __init__(self, kube: KubeEmulator) -> None:
@@ -157,11 +156,6 @@ class NodeBridge:
         with self._lock:
             self._registered.discard(vm.provider_id.lower())
         self.kube.remove_vm(vm.provider_id)
-
-    def sync(self, vms: list[VmInfo]) -> None:
-        for vm in vms:
-            if vm.provisioning_state == "Succeeded":
-                self.created(vm)
 
     def _register(self, vm: VmInfo) -> None:
         key = vm.provider_id.lower()

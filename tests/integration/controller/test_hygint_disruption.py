@@ -49,12 +49,6 @@ def _pool(disruption: dict[str, Any], expire_after: str = "720h") -> dict[str, A
     return pool
 
 
-def _kubelets(bridge: founding.NodeBridge, arm: ArmEmulator, stop: threading.Event) -> None:
-    """Register the Node of every VM that succeeded (the create hook alone can miss one)."""
-    while not stop.wait(0.1):
-        bridge.sync([vm.info() for vm in arm.vms.values()])
-
-
 @pytest.fixture
 def stage() -> Iterator[Callable[[dict[str, Any]], tuple[KubeEmulator, ArmEmulator, list[dict[str, Any]], Service]]]:
     closers: list[Callable[[], Any]] = []
@@ -67,10 +61,7 @@ def stage() -> Iterator[Callable[[dict[str, Any]], tuple[KubeEmulator, ArmEmulat
                           timings=Timings(vm_create_s=0.1, vm_delete_s=0.02, nic_s=0.01))
         kube.start()
         arm.start()
-        stop = threading.Event()
-        poller = threading.Thread(target=_kubelets, args=(bridge, arm, stop), daemon=True)
-        poller.start()
-        closers.extend([stop.set, kube.stop, arm.stop])
+        closers.extend([kube.stop, arm.stop])
         compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
         log = LogWriter(level="DEBUG")
         records: list[dict[str, Any]] = []

@@ -101,12 +101,6 @@ def test_hygint_gc_deletes_only_what_our_tags_prove_is_ours() -> None:
             compute.close()
 
 
-def _kubelets(bridge: founding.NodeBridge, arm: ArmEmulator, stop: threading.Event) -> None:
-    """Register the Node of every VM that succeeded (the create hook alone can miss one)."""
-    while not stop.wait(0.1):
-        bridge.sync([vm.info() for vm in arm.vms.values()])
-
-
 @pytest.fixture
 def world() -> Iterator[tuple[KubeEmulator, ArmEmulator]]:
     kube = KubeEmulator(region=founding.REGION, node_ready_delay=0.1, node_gone_delay=0.1, tick=0.05)
@@ -116,12 +110,9 @@ def world() -> Iterator[tuple[KubeEmulator, ArmEmulator]]:
                       timings=Timings(vm_create_s=0.1, vm_delete_s=0.02, nic_s=0.01))
     kube.start()
     arm.start()
-    stop = threading.Event()
-    threading.Thread(target=_kubelets, args=(bridge, arm, stop), daemon=True).start()
     try:
         yield kube, arm
     finally:
-        stop.set()
         arm.stop()
         kube.stop()
 

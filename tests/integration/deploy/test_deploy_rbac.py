@@ -412,13 +412,6 @@ def run_service(proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacP
                       vm_deleted_hook=bridge.deleted, timings=Timings(vm_create_s=0.1, vm_delete_s=0.02, nic_s=0.01))
     kube.start()
     arm.start()
-    stop = threading.Event()
-
-    def kubelets() -> None:  # as the scenarios do: VMs that succeeded register their Nodes
-        while not stop.wait(0.1):
-            bridge.sync([vm.info() for vm in list(arm.vms.values())])
-
-    threading.Thread(target=kubelets, name="rbac-kubelets", daemon=True).start()
     service: Any = None
     try:
         proxy: RbacProxy = proxy_factory(kube.port, rules)
@@ -455,7 +448,6 @@ def run_service(proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacP
     finally:
         if service is not None:
             service.kill()
-        stop.set()
         arm.stop()
         kube.stop()
 
