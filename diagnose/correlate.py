@@ -37,7 +37,8 @@ from diagnose.categories import (
     text_of,
 )
 from diagnose.findings import Evidence
-from diagnose.routine import ROUTINE_COLUMNS, split
+from diagnose.routine import ROUTINE_COLUMNS, Summary, split
+from diagnose.schema import SCHEMA
 from provisioner.model.errors import CloudError, QuotaNumbers, parse_quota_message
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 # Kubernetes' SafeEncodeString alphabet: pod-template-hash and generated suffixes use it.
+_TIME = SCHEMA["time"]
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 _DEPLOYMENT_POD = re.compile(rf"^(?P<name>.+)-[{_SAFE}]{{6,10}}-[{_SAFE}]{{5}}$")
 _STATEFULSET_POD = re.compile(r"^(?P<name>.+)-\d+$")
@@ -141,7 +143,7 @@ class Correlation:
     occurrences: list[Occurrence]
     batches: list[PodBatch]
     pod_bound: dict[str, datetime]  # pod -> latest time it was seen getting a node
-    nodepool_success: dict[str, list[datetime]]
+    nodepool_success: dict[str, pl.Series]  # NodePool -> its success times, sorted
     first_time: datetime | None
     last_time: datetime | None
     subscription: str = ""  # the subscription id when the input shows one unmasked
@@ -155,10 +157,12 @@ class Correlation:
         return None
 
     def nodepool_success_after(self, nodepool: str, moment: datetime | None) -> datetime | None:
-        for moment_ok in self.nodepool_success.get(nodepool, []):
-            if moment is None or moment_ok >= moment:
-                return moment_ok
-        return None
+        """The NodePool's first success at or after ``moment`` (its lists are in time order)."""
+        moments = self.nodepool_success.get(nodepool)
+        if moments is None:
+            return None
+        first = 0 if moment is None else int(moments.search_sorted(moment, side="left"))
+        return moments[first] if first < moments.len() else None
 
 
 def owner_of(pod: str) -> str | None:
@@ -206,12 +210,21 @@ def _relevant(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.D
     """The rows the walk reads, in walk order (time, then table order; no time last), with
     their row number in ``frame`` as ``_row``; only ``columns`` (and ``_row``) when given.
     A table from ingest is in time order already: then nothing is sorted."""
-    mask = frame.select(((pl.col("parse_status") != "unparsed") & RELEVANT).alias("m")).to_series()
+    mask = frame.select(((pl.col("parse_status") != "unparsed") & RELEVANT).fill_null(False).alias("m")).to_series()
     chosen = frame if columns is None else frame.select(columns)
-    relevant = chosen.with_row_index("_row").filter(mask)
+    relevant = _filtered(chosen.with_row_index("_row"), mask)
     if relevant["time"].is_sorted(nulls_last=True):
         return relevant
     return relevant.sort(["time", "_row"], nulls_last=True)
+
+
+def _filtered(frame: pl.DataFrame, mask: pl.Series) -> pl.DataFrame:
+    """``frame.filter(mask)``, sharing rather than copying the leading run of kept rows:
+    in a table from ``load_lean`` that is every row with a time, nearly all of it."""
+    lead = mask.len() if mask.all() else int(mask.arg_min() or 0)  # (arg_min: the first False)
+    if lead == 0:
+        return frame.filter(mask)
+    return pl.concat([frame.slice(0, lead), frame.slice(lead).filter(mask.slice(lead))], rechunk=False)
 
 
 def _rows(relevant: pl.DataFrame) -> Iterator[dict[str, Any]]:
@@ -410,20 +423,23 @@ def correlate(frame: pl.DataFrame, *, summarise: bool = False) -> Correlation:
         state.subscription = summary.subscription
         state.first, state.last = summary.first, summary.last
         state.pod_bound.update(summary.pod_bound)
-        for nodepool, moments in summary.nodepool_success.items():
-            state.nodepool_success.setdefault(nodepool, []).extend(moments)
     else:
         relevant = _relevant(frame).drop("_row")
+        summary = Summary()
     for row in _rows(relevant):
         state.feed(row)
-    for moments in state.nodepool_success.values():
-        moments.sort()
+    success: dict[str, pl.Series] = {}
+    for nodepool in {**summary.nodepool_success, **state.nodepool_success}:
+        walked_times = pl.Series("time", state.nodepool_success.get(nodepool, []), dtype=_TIME)
+        summarised = summary.nodepool_success.get(nodepool)
+        moments = walked_times if summarised is None else pl.concat([summarised.cast(_TIME), walked_times])
+        success[nodepool] = moments.sort()
     return Correlation(
         claims=state.claims,
         occurrences=state.occurrences,
         batches=state.batches,
         pod_bound=state.pod_bound,
-        nodepool_success=state.nodepool_success,
+        nodepool_success=success,
         first_time=state.first,
         last_time=state.last,
         subscription=state.subscription,

@@ -62,7 +62,7 @@ class Summary:
     """What the rows left out of the walk contribute; merged into the walk's state."""
 
     pod_bound: dict[str, datetime] = field(default_factory=dict)
-    nodepool_success: dict[str, list[datetime]] = field(default_factory=dict)
+    nodepool_success: dict[str, pl.Series] = field(default_factory=dict)  # NodePool -> success times
     first: datetime | None = None
     last: datetime | None = None
     subscription: str = ""
@@ -95,26 +95,49 @@ def _kinds(rows: pl.DataFrame) -> pl.DataFrame:
         & ~_text("message").str.contains("Successfully assigned", literal=True).fill_null(False)
     ).fill_null(False)
     object_claim = ((c("object_kind") == "NodeClaim") & _nonempty("object_name").is_not_null()).fill_null(False)
-    mentions = object_claim | _joined().str.contains(_MENTION).fill_null(False)
+    mentions = object_claim | pl.lit(_mentioned(rows))
     claim = _nonempty("nodeclaim")
     found = (event == "pods.found").fill_null(False)
-    kind = (
-        pl.when(routine & claim.is_not_null() & ~found)
-        .then(pl.lit(_C, pl.UInt8))
-        .when(routine & claim.is_null() & ~mentions & found)
-        .then(pl.lit(_B, pl.UInt8))
-        .when(routine & claim.is_null() & ~mentions & ~event.is_in(SUCCESS_EVENTS).fill_null(False))
-        .then(pl.lit(_N, pl.UInt8))
-        .otherwise(pl.lit(_K, pl.UInt8))
-    )
-    return rows.select(
+    # the conditions once each as columns (a select does not share repeated sub-expressions)
+    flags = rows.select(
         "time",
         event.alias("event"),
         claim.alias("claim"),
         _nonempty("nodepool").alias("nodepool"),
+        routine.alias("_routine"),
+        mentions.alias("_mentions"),
+        found.alias("_found"),
+        event.is_in(SUCCESS_EVENTS).fill_null(False).alias("_success"),
+    )
+    routine, mentions, found, unclaimed = c("_routine"), c("_mentions"), c("_found"), c("claim").is_null()
+    kind = (
+        pl.when(routine & ~unclaimed & ~found)
+        .then(pl.lit(_C, pl.UInt8))
+        .when(routine & unclaimed & ~mentions & found)
+        .then(pl.lit(_B, pl.UInt8))
+        .when(routine & unclaimed & ~mentions & ~c("_success"))
+        .then(pl.lit(_N, pl.UInt8))
+        .otherwise(pl.lit(_K, pl.UInt8))
+    )
+    return flags.select(
+        "time",
+        "event",
+        "claim",
+        "nodepool",
         (found.cum_sum().cast(pl.Int64) - 1).alias("batch"),
         kind.alias("kind"),
     ).with_row_index("pos")
+
+
+def _mentioned(rows: pl.DataFrame) -> pl.Series:
+    """Whether each row's ``_joined`` text names a NodeClaim (``_MENTION``); the joined text
+    is built only for the few rows that keep their raw line."""
+    mentioned = rows.select(_nonempty("message").str.contains(_MENTION).fill_null(False)).to_series()
+    with_raw = rows.select(_nonempty("raw").is_not_null().arg_true()).to_series()
+    if with_raw.len():
+        texts = rows.select("message", "raw")[with_raw]
+        mentioned = mentioned.scatter(with_raw, texts.select(_joined().str.contains(_MENTION).fill_null(False)).to_series())
+    return mentioned
 
 
 def _joined() -> pl.Expr:
@@ -131,9 +154,7 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
     times = rows["time"].drop_nulls()
     if times.len():
         summary.first, summary.last = times.min(), times.max()  # type: ignore[assignment]
-    text = pl.when(_nonempty("raw").is_not_null()).then(_text("raw")).otherwise(_text("message"))
-    found = rows.select(text.str.extract(_SUBSCRIPTION, 1).drop_nulls().first())
-    summary.subscription = (found.item() or "") if found.height else ""
+    summary.subscription = _subscription(rows)
 
     frame = _kinds(rows)
     kept_rows = rows.filter(frame["kind"] == _K)
@@ -174,6 +195,22 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
     return walked_rows, summary
 
 
+def _subscription(rows: pl.DataFrame) -> str:
+    """The first subscription id in the rows' texts (raw line, else message); the texts are
+    built only for the rows that name a subscription at all."""
+    hint = "/subscriptions/"
+    named = rows.select(
+        (pl.col("raw").str.contains(hint, literal=True) | pl.col("message").str.contains(hint, literal=True))
+        .fill_null(False)
+        .arg_true()
+    ).to_series()
+    if named.len() == 0:
+        return ""
+    text = pl.when(_nonempty("raw").is_not_null()).then(_text("raw")).otherwise(_text("message"))
+    found = rows.select("raw", "message")[named].select(text.str.extract(_SUBSCRIPTION, 1).drop_nulls().first())
+    return str(found.item() or "") if found.height else ""
+
+
 def _nonnull_text(series: pl.Series) -> pl.Series:
     return series.cast(pl.Utf8).drop_nulls()
 
@@ -194,8 +231,9 @@ def _interest(kept: pl.DataFrame) -> pl.Series:
     return names.explode("name")["name"].drop_nulls().unique()
 
 
-def _nodepool_success(dropped: pl.DataFrame) -> dict[str, list[datetime]]:
-    """Every success row: its own NodePool, else the first one its NodeClaim showed so far."""
+def _nodepool_success(dropped: pl.DataFrame) -> dict[str, pl.Series]:
+    """Every success row: its own NodePool, else the first one its NodeClaim showed so far.
+    The times stay a polars series (a busy log has millions; few are ever looked at)."""
     c = pl.col
     first = (
         dropped.filter(c("nodepool").is_not_null())
@@ -210,10 +248,8 @@ def _nodepool_success(dropped: pl.DataFrame) -> dict[str, list[datetime]]:
             "time",
         )
         .drop_nulls("pool")
-        .group_by("pool")
-        .agg(c("time"))
     )
-    return {pool: list(moments) for pool, moments in rows.iter_rows()}
+    return {str(pool): part["time"] for (pool,), part in rows.group_by("pool")}
 
 
 def _pod_bound(

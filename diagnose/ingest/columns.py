@@ -23,7 +23,7 @@ from diagnose.ingest.vocabulary import event_expr
 from diagnose.schema import SCHEMA, UNPARSED
 from provisioner.model.quantity import QuantityError, parse_count, parse_cpu, parse_memory
 
-__all__ = ["META_SCHEMA", "derive", "materialized", "unparsed_frame"]
+__all__ = ["META_SCHEMA", "constant", "derive", "materialized", "unparsed_frame"]
 
 META_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "line": pl.Int64,
@@ -57,6 +57,12 @@ _FACT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
+def constant(value: object, n: int, dtype: pl.DataType | type[pl.DataType], name: str = "") -> pl.Series:
+    """A plain series of ``n`` copies of ``value`` (``pl.repeat`` would plan and run a query:
+    about 50 µs, which adds up over the dozens of columns of every block)."""
+    return pl.Series(name, [value], dtype=dtype).new_from_index(0, n)
+
+
 def _time(text: pl.Expr, offsets: bool) -> pl.Expr:
     parsed = text.str.to_datetime(_TIME_Z, time_unit="us", time_zone="UTC", strict=False)
     if not offsets:
@@ -65,30 +71,57 @@ def _time(text: pl.Expr, offsets: bool) -> pl.Expr:
     return pl.coalesce(parsed, other)
 
 
-def _name_list(text: pl.Expr) -> pl.Expr:
-    """'a, b and 5 other(s)' or '["a", "b"]' -> ['a', 'b']; a bare number -> null."""
-    body = text.str.replace(_OTHERS, "")
+def _listed(text: pl.Expr) -> list[pl.Expr]:
+    """The pieces of a pod list's text that ``_name_list`` and ``_count`` read, computed
+    once as columns: ``_lt`` the text, ``_others`` N of its "and N other(s)", ``_number``
+    whether it is a bare number, ``_body`` the text without the "others" suffix."""
+    others = text.str.extract(_OTHERS, 1)
+    suffix = others.str.len_chars().cast(pl.Int64) + len(" and ") + len(" other(s)")
+    return [
+        text.alias("_lt"),
+        others.alias("_others"),
+        text.str.contains(r"^\d+$").alias("_number"),
+        pl.coalesce(text.str.head(-suffix), text).alias("_body"),
+    ]
+
+
+def _name_list() -> pl.Expr:
+    """'a, b and 5 other(s)' or '["a", "b"]' -> ['a', 'b']; a bare number -> null (on ``_listed``)."""
+    body = pl.col("_body")
     array = body.str.strip_chars("[]").str.replace_all('"', "", literal=True)
     return (
-        pl.when(text.str.contains(r"^\d+$") | (body.str.strip_chars() == "") | (body == "[]"))
+        pl.when(pl.col("_number") | (body.str.strip_chars() == "") | (body == "[]"))
         .then(None)
-        .when(text.str.starts_with("["))
+        .when(pl.col("_lt").str.starts_with("["))
         .then(array.str.split(", "))
         .otherwise(body.str.split(", "))
     )
 
 
-def _count(text: pl.Expr) -> pl.Expr:
-    """Names listed plus 'and N other(s)'; a bare number is the count itself."""
-    others = text.str.extract(_OTHERS, 1).cast(pl.Int64).fill_null(0)
-    body = text.str.replace(_OTHERS, "")
-    listed = pl.when(body.str.strip_chars("[] ") == "").then(0).otherwise(body.str.count_matches(",") + 1)
-    return pl.when(text.str.contains(r"^\d+$")).then(text.cast(pl.Int64, strict=False)).otherwise(listed + others)
+def _count() -> pl.Expr:
+    """Names listed plus 'and N other(s)'; a bare number is the count itself (on ``_listed``)."""
+    body = pl.col("_body")
+    listed = pl.when(body.str.strip_chars("[] ") == "").then(0).otherwise(body.str.count_matches(",", literal=True) + 1)
+    return (
+        pl.when(pl.col("_number"))
+        .then(pl.col("_lt").cast(pl.Int64, strict=False))
+        .otherwise(listed + pl.col("_others").cast(pl.Int64).fill_null(0))
+    )
 
 
-def _mapped(df: pl.DataFrame, column: str, expr: pl.Expr, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
-    """``expr`` (on ``column``) computed once per distinct value, then mapped onto every row."""
-    distinct = df.select(pl.col(column).drop_nulls().unique()).select(column, expr.alias("_value"))
+def _mapped(
+    df: pl.DataFrame,
+    column: str,
+    expr: pl.Expr,
+    dtype: pl.DataType | type[pl.DataType],
+    helpers: list[pl.Expr] | None = None,
+) -> pl.Expr:
+    """``expr`` (on ``column``, and on the ``helpers`` columns) computed once per distinct
+    value, then mapped onto every row."""
+    distinct = df.select(pl.col(column).drop_nulls().unique())
+    if helpers:
+        distinct = distinct.with_columns(helpers)
+    distinct = distinct.select(column, expr.alias("_value"))
     return pl.col(column).replace_strict(distinct[column], distinct["_value"], default=None, return_dtype=dtype)
 
 
@@ -125,7 +158,8 @@ def derive(
 ) -> pl.DataFrame:
     """The SCHEMA rows (plus nothing else) of these decoded records; through ``lean`` (the
     lean ingest's cut, which also types and copies the columns) instead of ``_compact`` when given."""
-    df = pl.concat([meta, decoded], how="horizontal")
+    pods_text = pl.coalesce(pl.col("Pods"), pl.col("pods"))
+    df = pl.concat([meta, decoded], how="horizontal").with_columns(_listed(pods_text))
     c = pl.col
     message = pl.coalesce(c("message"), c("msg"))
     level = _mapped(df, "level", c("level").str.to_uppercase().replace({"WARNING": "WARN", "ERR": "ERROR"}), pl.Utf8)
@@ -138,7 +172,6 @@ def derive(
         (c("ts") * 1_000_000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")),
         _time(c("prefix_time"), offsets),
     )
-    pods_text = pl.coalesce(c("Pods"), c("pods"))
     pod_obj = c("Pod").struct
     single = pl.coalesce(
         c("pod"),
@@ -146,7 +179,7 @@ def derive(
         .then(pl.concat_str([pod_obj.field("namespace"), pl.lit("/"), pod_obj.field("name")]))
         .otherwise(pod_obj.field("name")),
     )
-    names = _name_list(pods_text)
+    names = _name_list()
     pods = (
         pl.when(single.is_not_null() & names.is_not_null())
         .then(pl.concat_list([single, names]))
@@ -154,9 +187,9 @@ def derive(
         .then(pl.concat_list([single]))
         .otherwise(names)
     )
-    listed_count = pl.when(pods_text.is_not_null()).then(_count(pods_text)).otherwise(0)
+    listed_count = pl.when(c("_lt").is_not_null()).then(_count()).otherwise(0)
     pod_count = (
-        pl.when(pods_text.is_null() & single.is_null())
+        pl.when(c("_lt").is_null() & single.is_null())
         .then(None)
         .otherwise(listed_count + single.is_not_null().cast(pl.Int64))
     )
@@ -200,7 +233,7 @@ def derive(
         pl.coalesce(c("instance-type"), c("instanceType"), from_message("instance")).alias(
             "instance_type"
         ),
-        _mapped(df, "instance-types", _count(c("instance-types")), pl.Int64).alias("instance_types_count"),
+        _mapped(df, "instance-types", _count(), pl.Int64, _listed(c("instance-types"))).alias("instance_types_count"),
         c("zone"),
         pl.coalesce(c("capacity-type"), c("capacityType")).alias("capacity_type"),
         requests.field("cpu").alias("_cpu"),
@@ -222,11 +255,11 @@ def derive(
     if rows.height:
         errors = _errors(rows)
         scattered = {
-            name: pl.repeat(None, out.height, dtype=dtype, eager=True).alias(name).scatter(rows["_row"], errors[name])
+            name: constant(None, out.height, dtype, name).scatter(rows["_row"], errors[name])
             for name, dtype in _ERROR_COLUMNS.items()
         }
         out = out.with_columns(
-            pl.repeat(None, out.height, dtype=pl.Utf8, eager=True).scatter(rows["_row"], rows["raw"]).alias("_keep"),
+            constant(None, out.height, pl.Utf8, "_keep").scatter(rows["_row"], rows["raw"]),
             *scattered.values(),
         ).with_columns(pl.coalesce(pl.col("_keep"), pl.when(pl.col("keep_raw")).then(pl.col("raw"))).alias("raw"))
     else:
@@ -272,7 +305,7 @@ def materialized(frame: pl.DataFrame) -> pl.DataFrame:
     for name in SCHEMA:
         column = frame.get_column(name)
         if column.null_count() == frame.height:
-            column = pl.repeat(None, frame.height, dtype=column.dtype, eager=True).alias(name)
+            column = constant(None, frame.height, column.dtype, name)
         columns.append(column.rechunk() if column.n_chunks() > 1 else column)
     return pl.DataFrame(columns)
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import orjson
 import polars as pl
 
-from diagnose.ingest.columns import META_SCHEMA, derive, materialized, unparsed_frame
+from diagnose.ingest.columns import META_SCHEMA, constant, derive, materialized, unparsed_frame
 from diagnose.ingest.rare_lines import Recovered, recover
 from diagnose.ingest.vocabulary import DECODE_SCHEMA
 from diagnose.schema import REPAIRED
@@ -134,11 +134,11 @@ def decode_block(
     candidate = plain.clone().scatter(other_idx, prefixed) if other_idx.len() else plain
     cand_idx = candidate.arg_true()
     prefix_time = (
-        pl.repeat(None, n, dtype=pl.Utf8, eager=True)
+        constant(None, n, pl.Utf8)
         .scatter(other_idx, found.select(pl.when("prefixed").then("time")).to_series())
         .gather(cand_idx)
         if prefixed.any()
-        else pl.repeat(None, cand_idx.len(), dtype=pl.Utf8, eager=True)
+        else constant(None, cand_idx.len(), pl.Utf8)
     )
     rest = others.filter(~prefixed)
     rest_idx = other_idx.filter(~prefixed)
@@ -148,23 +148,26 @@ def decode_block(
 
     cut = (others.str.len_bytes() - body.str.len_bytes().fill_null(0)).to_list()
     buf: bytes | bytearray = _blanked(data, lines, other_idx, cut) if other_idx.len() else data
-    # A block of a real log almost always holds a broken object somewhere (a cut line, an
-    # unescaped quote), and read_ndjson then refuses the whole block: set the suspect
-    # candidates that orjson rejects aside first, so one read_ndjson call usually does.
-    texts = lines.clone().scatter(other_idx.filter(prefixed), body.filter(prefixed)) if prefixed.any() else lines
+    # read_ndjson refuses a whole block for one broken object (a cut line, an unescaped
+    # quote) and accepts no invalid line (tests/unit/diagnose_ingest). Most blocks have
+    # none, so the block is decoded as it is first; when refused, the suspect candidates
+    # that orjson rejects are set aside, and if it is refused again, every candidate is checked.
     decoded = None
-    for suspects_only in (True, False):
-        buf, bad = _without_invalid(buf, lines, texts, cand_idx, suspects_only)
-        if bad.len():
-            keep = ~cand_idx.is_in(bad.implode())
-            cand_idx, prefix_time = cand_idx.filter(keep), prefix_time.filter(keep)
-            rare = sorted(rare + [(i + first_line, lines[i]) for i in bad.to_list()])
+    for check in (_NONE, _SUSPECTS, _ALL):
+        if check == _SUSPECTS:  # the candidates' objects, without their prefixes
+            texts = lines.clone().scatter(other_idx.filter(prefixed), body.filter(prefixed)) if prefixed.any() else lines
+        if check != _NONE:
+            buf, bad = _without_invalid(buf, lines, texts, cand_idx, check == _SUSPECTS)
+            if bad.len():
+                keep = ~cand_idx.is_in(bad.implode())
+                cand_idx, prefix_time = cand_idx.filter(keep), prefix_time.filter(keep)
+                rare = sorted(rare + [(i + first_line, lines[i]) for i in bad.to_list()])
         try:
             decoded = _ndjson(buf) if cand_idx.len() else pl.DataFrame(schema=DECODE_SCHEMA)
             if decoded.height == cand_idx.len():
                 break
         except pl.exceptions.PolarsError:
-            if not suspects_only:
+            if check == _ALL:
                 raise
         decoded = None
     assert decoded is not None
@@ -172,10 +175,10 @@ def decode_block(
         {
             "line": (cand_idx.cast(pl.Int64) + first_line),
             "raw": lines.gather(cand_idx),
-            "keep_raw": pl.repeat(False, cand_idx.len(), eager=True),
+            "keep_raw": constant(False, cand_idx.len(), pl.Boolean),
             "prefix_time": prefix_time,
-            "status": pl.repeat("parsed", cand_idx.len(), eager=True),
-            "shape": pl.repeat(None, cand_idx.len(), dtype=pl.Utf8, eager=True),
+            "status": constant("parsed", cand_idx.len(), pl.Utf8),
+            "shape": constant(None, cand_idx.len(), pl.Utf8),
         },
         schema=META_SCHEMA,
     )
@@ -199,6 +202,9 @@ def decode_block(
         rows = pl.concat([rows, derive(more, more_meta, file, lean)])
     block.frame = rows  # in line order, then the recovered records: the caller sorts
     return block
+
+
+_NONE, _SUSPECTS, _ALL = 0, 1, 2  # which candidates are checked with orjson before a decode
 
 
 def _edge_runs(rare: list[tuple[int, str]], first: int, last: int) -> tuple[int, int]:
@@ -262,7 +268,7 @@ def _suspects(texts: pl.Series) -> pl.Series:
     spaced = (texts.str.contains('" ', literal=True) | texts.str.contains('"\t', literal=True)).arg_true()
     if spaced.len() == 0:
         return unbalanced
-    quoted = pl.repeat(False, texts.len(), eager=True).scatter(spaced, texts.gather(spaced).str.contains(_SUSPECT_QUOTE))
+    quoted = constant(False, texts.len(), pl.Boolean).scatter(spaced, texts.gather(spaced).str.contains(_SUSPECT_QUOTE))
     return unbalanced | quoted
 
 

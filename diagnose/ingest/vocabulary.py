@@ -18,7 +18,9 @@ from provisioner.model.logvocab import EVENTS
 
 __all__ = ["DECODE_SCHEMA", "EVENT_PREFIXES", "EVENT_SUBSTRINGS", "event_expr"]
 
-_NAME = pl.Struct({"name": pl.Utf8, "namespace": pl.Utf8})
+# cluster-scoped objects are read by name only (each field decoded costs time on every line)
+_NAME = pl.Struct({"name": pl.Utf8})
+_NAMESPACED = pl.Struct({"name": pl.Utf8, "namespace": pl.Utf8})
 
 DECODE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "level": pl.Utf8,
@@ -34,7 +36,7 @@ DECODE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "NodeClaim": _NAME,
     "NodePool": _NAME,
     "Node": _NAME,
-    "Pod": _NAME,
+    "Pod": _NAMESPACED,
     "Machine": _NAME,
     "nodeclaim": pl.Utf8,
     "nodepool": pl.Utf8,

@@ -14,6 +14,7 @@ pods they hold back). Two folds keep each cause explained once:
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from datetime import UTC, datetime, timedelta
 
 from diagnose.correlate import Correlation, Occurrence
@@ -69,14 +70,17 @@ def _dedupe(occurrences: list[Occurrence]) -> tuple[list[Occurrence], dict[int, 
 
 class _Traced:
     """The occurrences that can explain a generic "insufficient capacity", indexed by
-    NodeClaim (the latest one) and by NodePool (in order)."""
+    NodeClaim (the latest one) and by NodePool (in time order, for a binary search)."""
 
     def __init__(self, traced: list[Occurrence]) -> None:
         self.by_claim: dict[str, Occurrence] = {}
-        self.by_pool: dict[str, list[Occurrence]] = {}
+        by_pool: dict[str, list[Occurrence]] = {}
         for cause in traced:
             self.by_claim[cause.nodeclaim] = cause
-            self.by_pool.setdefault(cause.nodepool, []).append(cause)
+            if cause.time is not None:
+                by_pool.setdefault(cause.nodepool, []).append(cause)
+        self.by_pool = {pool: sorted(causes, key=_time_of) for pool, causes in by_pool.items()}  # (stable)
+        self.times = {pool: [_time_of(c) for c in causes] for pool, causes in self.by_pool.items()}
 
     def explaining(self, occurrence: Occurrence) -> Occurrence | None:
         """The latest cause for the same NodeClaim, else for the same NodePool in the five minutes before."""
@@ -84,10 +88,16 @@ class _Traced:
             return self.by_claim[occurrence.nodeclaim]
         if not occurrence.nodepool or not occurrence.time:
             return None
-        for cause in reversed(self.by_pool.get(occurrence.nodepool, [])):
-            if cause.time and timedelta(0) <= occurrence.time - cause.time <= _FOLD_WINDOW:
-                return cause
+        times = self.times.get(occurrence.nodepool, [])
+        latest = bisect_right(times, occurrence.time) - 1  # the last cause at or before it
+        if latest >= 0 and occurrence.time - times[latest] <= _FOLD_WINDOW:
+            return self.by_pool[occurrence.nodepool][latest]
         return None
+
+
+def _time_of(occurrence: Occurrence) -> datetime:
+    assert occurrence.time is not None
+    return occurrence.time
 
 
 def evaluate(

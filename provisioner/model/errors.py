@@ -30,6 +30,7 @@ diagnosis ``category`` it belongs to; only the controller decides retry versus g
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -280,6 +281,7 @@ def describe_quota_block(scope: str, name: str, region: str, limit: int, usage: 
             f"{remaining}, {needed}; a limit of {new_limit} would {would}")
 
 
+@functools.lru_cache(maxsize=1024)  # a log repeats the same refusal thousands of times
 def parse_quota_message(message: str) -> QuotaNumbers | None:
     """The numbers of a vCPU quota refusal, in Azure's current or legacy wording, or in the
     wording karp-provisioner's own Events and log lines use for a quota that blocks pods

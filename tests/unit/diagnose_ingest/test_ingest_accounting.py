@@ -55,6 +55,40 @@ def test_truncated_and_invalid_objects_among_good_lines() -> None:
     assert [e.line for e in result.stats.unparsed_refs] == [51, 52, 53]
 
 
+# Objects that look whole ({ … }) but are not valid JSON. A block is first decoded without
+# any check: that is sound only because the decoder refuses each of these, so the block
+# falls back to checking its candidates one by one.
+INVALID_OBJECTS = [
+    '{"message":"a "quoted" b"}',
+    '{"message":"a","x":{"y":1}',
+    '{"message":"a",}',
+    '{"message":NaN}',
+    '{"message":"a"}{"message":"b"}',
+    '{"message":"a"} x}',
+    '{message:"a"}',
+    "{'message':'a'}",
+    '{"message":"a","n":01}',
+    '{"message":"a\\q"}',
+    '{"message":"a","t":tru}',
+    '{"message":"a"}}',
+    '{"message":"tab\there"}',
+]
+
+
+@pytest.mark.parametrize("bad", INVALID_OBJECTS)
+def test_invalid_objects_are_refused_by_the_block_decoder(bad: str) -> None:
+    import polars as pl
+
+    from diagnose.ingest.json_lines import _ndjson
+
+    with pytest.raises(pl.exceptions.PolarsError):
+        _ndjson(f"{GOOD}\n{bad}\n{GOOD}\n".encode())
+    result = parse_lines([GOOD] * 20 + [bad] + [GOOD] * 20)
+    assert balanced(result.stats)
+    assert (result.stats.parsed, result.stats.unparsed) == (40, 1)
+    assert [e.line for e in result.stats.unparsed_refs] == [21]
+
+
 def test_five_megabyte_line(tmp_path: Path) -> None:
     huge = '{"level":"ERROR","message":"failed launching nodeclaim","error":"' + "x" * (5 << 20) + '"}'
     path = tmp_path / "huge.log"

@@ -94,7 +94,9 @@ def test_a_routine_claim_later_getting_the_pods_a_node_resolves_the_finding(line
     assert sorted(summary.nodepool_success) == ["batch", "general-purpose"]
     full, summarised = correlate(ingested.frame), correlate(ingested.frame, summarise=True)
     assert {p: summarised.pod_bound[p] for p in pods} == {p: full.pod_bound[p] for p in pods}
-    assert summarised.nodepool_success == full.nodepool_success
+    assert {k: v.to_list() for k, v in summarised.nodepool_success.items()} == {
+        k: v.to_list() for k, v in full.nodepool_success.items()
+    }
     assert (summarised.first_time, summarised.last_time) == (full.first_time, full.last_time)
     [finding] = evaluate(summarised)
     assert finding.resolved and finding.resolved_at == log.T0.replace(second=32)
