@@ -35,8 +35,7 @@ META_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 _OTHERS = r" and (\d+) other\(s\)$"
-_TIME_Z = "%Y-%m-%dT%H:%M:%S%.fZ"
-_TIME_OFFSET = "%Y-%m-%dT%H:%M:%S%.f%z"
+_RFC3339 = "%+"  # "2024-08-04T21:03:40.226Z", "…+02:00": one parse for both (other spellings: _odd_times)
 _INSTANCE_IN_MESSAGE = (
     r"(?:^[Ss]elected instance type |for instance type |^[Cc]reating virtual machine \S+ \()([A-Za-z][A-Za-z0-9_-]*)"
 )
@@ -63,12 +62,8 @@ def constant(value: object, n: int, dtype: pl.DataType | type[pl.DataType], name
     return pl.Series(name, [value], dtype=dtype).new_from_index(0, n)
 
 
-def _time(text: pl.Expr, offsets: bool) -> pl.Expr:
-    parsed = text.str.to_datetime(_TIME_Z, time_unit="us", time_zone="UTC", strict=False)
-    if not offsets:
-        return parsed
-    other = text.str.to_datetime(_TIME_OFFSET, time_unit="us", time_zone="UTC", strict=False)
-    return pl.coalesce(parsed, other)
+def _time(text: pl.Expr) -> pl.Expr:
+    return text.str.to_datetime(_RFC3339, time_unit="us", strict=False).dt.convert_time_zone("UTC")
 
 
 def _listed(text: pl.Expr) -> list[pl.Expr]:
@@ -163,14 +158,10 @@ def derive(
     c = pl.col
     message = pl.coalesce(c("message"), c("msg"))
     level = _mapped(df, "level", c("level").str.to_uppercase().replace({"WARNING": "WARN", "ERR": "ERROR"}), pl.Utf8)
-    offsets = bool(df.height) and bool(
-        df.select((c("time").is_not_null() & ~c("time").str.ends_with("Z")).any()).item()
-        or df.select((c("prefix_time").is_not_null() & ~c("prefix_time").str.ends_with("Z")).any()).item()
-    )
     time = pl.coalesce(
-        _time(c("time"), offsets),
+        _time(c("time")),
         (c("ts") * 1_000_000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")),
-        _time(c("prefix_time"), offsets),
+        _time(c("prefix_time")),
     )
     pod_obj = c("Pod").struct
     single = pl.coalesce(

@@ -80,8 +80,8 @@ def _valid_utf8(data: bytes) -> bytes:
         if not piece.isascii():
             try:
                 piece.decode("utf-8")
-            except UnicodeDecodeError:
-                piece = b"\n".join(line.decode("utf-8", errors="replace").encode("utf-8") for line in piece.split(b"\n"))
+            except UnicodeDecodeError:  # (a newline is never part of a sequence: as if line by line)
+                piece = piece.decode("utf-8", errors="replace").encode("utf-8")
                 changed = True
         pieces.append(piece)
         start = end

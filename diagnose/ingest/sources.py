@@ -152,21 +152,23 @@ def _chain(first: bytes, reads: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def line_blocks(pieces: Iterator[bytes], size: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """Regroup pieces into blocks of about ``size`` bytes that end at a newline."""
-    pending: list[bytes] = []
+    """Regroup pieces into blocks of about ``size`` bytes that end at a newline (each block's
+    bytes copied once)."""
+    pending: list[bytes | memoryview] = []
     pending_len = 0
     for piece in pieces:
-        pending.append(piece)
-        pending_len += len(piece)
-        if pending_len < size:
+        if pending_len + len(piece) < size:
+            pending.append(piece)
+            pending_len += len(piece)
             continue
-        data = b"".join(pending)
-        cut = data.rfind(b"\n")
-        if cut < 0:  # one very long line: keep accumulating
-            pending = [data]
+        cut = piece.rfind(b"\n")
+        if cut < 0:  # no line ends in this piece: keep accumulating
+            pending.append(piece)
+            pending_len += len(piece)
             continue
-        yield data[: cut + 1]
-        rest = data[cut + 1 :]
+        pending.append(memoryview(piece)[: cut + 1])
+        yield b"".join(pending)
+        rest = piece[cut + 1 :]
         pending, pending_len = ([rest], len(rest)) if rest else ([], 0)
     if pending_len:
         yield b"".join(pending)

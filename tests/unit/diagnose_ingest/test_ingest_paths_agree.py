@@ -94,3 +94,19 @@ def test_clock_steps_back_across_blocks(monkeypatch: pytest.MonkeyPatch) -> None
     frame = parse_lines(lines).frame
     assert frame["time"].is_sorted()
     assert frame["line"].to_list() == [1, 2, 3, 5, 4, 6, 8, 7, 9, 10, 12, 11, 13, 14]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_line_blocks_keep_every_byte_and_end_on_a_newline(seed: int) -> None:
+    import random
+
+    from diagnose.ingest.sources import line_blocks
+
+    rng = random.Random(seed)
+    text = b"".join(b"x" * rng.choice([0, 1, 5, 40, 300]) + b"\n" for _ in range(400)) + b"tail without newline"
+    cuts = sorted(rng.sample(range(1, len(text)), 30))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    blocks = list(line_blocks(iter(pieces), size=rng.choice([1, 64, 500, 5000])))
+    assert b"".join(blocks) == text
+    assert all(block.endswith(b"\n") for block in blocks[:-1]) and blocks[-1].endswith(b"tail without newline")
+    assert all(isinstance(block, bytes) for block in blocks)
