@@ -197,9 +197,12 @@ def decode_block(
         block.unparsed_lines = [line for line, _ in unparsed]
         frame = materialized(unparsed_frame(unparsed, file))
         block.unparsed = materialized(lean(frame)) if lean is not None else frame
-    rows = derive(decoded, meta, file, lean)
-    if records:  # (derived apart: one frame of both would keep more of the block's buffers alive)
-        rows = pl.concat([rows, derive(more, more_meta, file, lean)])
+    if records and lean is not None:  # one derive: the lean rows copy their texts out of the block
+        rows = derive(pl.concat([decoded, more], rechunk=False), pl.concat([meta, more_meta], rechunk=False), file, lean)
+    else:
+        rows = derive(decoded, meta, file, lean)
+        if records:  # (derived apart: one frame of both would keep more of the block's buffers alive)
+            rows = pl.concat([rows, derive(more, more_meta, file, lean)])
     block.frame = rows  # in line order, then the recovered records: the caller sorts
     return block
 
