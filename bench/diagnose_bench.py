@@ -23,6 +23,7 @@ Usage::
 
     python bench/diagnose_bench.py                  # 1 GiB
     python bench/diagnose_bench.py --size-mb 100    # a quick run
+    python bench/diagnose_bench.py --single-thread  # every step on one thread
 """
 
 from __future__ import annotations
@@ -159,12 +160,15 @@ def child_diagnose(path: str) -> dict[str, Any]:
 CHILDREN = {"baseline": child_baseline, "ingest": child_ingest, "diagnose": child_diagnose}
 
 
-def _run_child(kind: str, path: Path) -> dict[str, Any]:
+def _run_child(kind: str, path: Path, single_thread: bool = False) -> dict[str, Any]:
+    env = dict(os.environ, POLARS_MAX_THREADS="1") if single_thread else None
+    extra = ["--single-thread"] if single_thread else []
     out = subprocess.run(
-        [sys.executable, __file__, "--child", kind, "--path", str(path)],
+        [sys.executable, __file__, "--child", kind, "--path", str(path), *extra],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     )
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -208,10 +212,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-mb", type=float, default=1024.0, help="log size in MiB (default 1024)")
     parser.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
     parser.add_argument("--jq-limit-mb", type=float, default=100.0, help="run jq on at most this prefix, then scale")
+    parser.add_argument(
+        "--single-thread",
+        action="store_true",
+        help="run every step on one thread (POLARS_MAX_THREADS=1, one decode worker): how the work "
+        "compares without parallel scaling",
+    )
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
+        if args.single_thread:
+            import diagnose.ingest
+
+            diagnose.ingest._WORKERS = 1
         print(json.dumps(CHILDREN[args.child](args.path)))
         return 0
 
@@ -225,9 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     mb = path.stat().st_size / 2**20
     print(f"machine: {_machine()}; load average before: {_load()}")
     print(f"input: {path.name}, {mb:,.1f} MiB")
-    baseline = _run_child("baseline", path)
-    ingest = _run_child("ingest", path)
-    full = _run_child("diagnose", path)
+    if args.single_thread:
+        print("single-threaded: POLARS_MAX_THREADS=1 and one decode worker in every step")
+    baseline = _run_child("baseline", path, args.single_thread)
+    ingest = _run_child("ingest", path, args.single_thread)
+    full = _run_child("diagnose", path, args.single_thread)
     jq = _jq(path, int(args.jq_limit_mb * 2**20))
     print(f"lines {ingest['lines']:,}: parsed {ingest['parsed']:,}, repaired {ingest['repaired']:,}, "
           f"unparsed {ingest['unparsed']:,}, blank {ingest['blank']:,}; table {ingest['rows']:,} rows")

@@ -162,8 +162,10 @@ def test_other_time_spellings() -> None:
             '{"level":"INFO","time":"2024-08-04T23:21:43.196+0200","message":"a"}',
             '{"level":"INFO","time":"2024-08-04 21:21:43.196Z","message":"b"}',
             '{"level":"INFO","time":1722806503.196,"message":"c"}',
+            '{"level":"INFO","time":"2024-08-04T21:21:43.196000001z","message":"e"}',
+            '{"level":"INFO","time":"2024-08-04T21:21:43.196","message":"f (no zone: UTC)"}',
             '{"level":"INFO","time":"not a time","message":"d"}',
         ]
     ).frame.sort("line")
     times = [str(t) if t is not None else None for t in frame["time"]]
-    assert times == ["2024-08-04 21:21:43.196000+00:00"] * 3 + [None]
+    assert times == ["2024-08-04 21:21:43.196000+00:00"] * 5 + [None]
