@@ -18,7 +18,6 @@ Blank lines are counted.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -92,7 +91,8 @@ _PIECE = 1 << 18
 
 
 def _ndjson(data: bytes | bytearray) -> pl.DataFrame:
-    return pl.read_ndjson(io.BytesIO(data), schema=DECODE_SCHEMA, ignore_errors=True)
+    # (bytes are read in place; a BytesIO would be one more copy of the block)
+    return pl.read_ndjson(bytes(data) if isinstance(data, bytearray) else data, schema=DECODE_SCHEMA, ignore_errors=True)
 
 
 def _valid(text: str) -> bool:
@@ -247,14 +247,18 @@ def _offsets(lines: pl.Series, indices: pl.Series) -> tuple[list[int], list[int]
     return starts.gather(indices).to_list(), lengths.gather(indices).to_list()
 
 
-def _blanked(data: bytes, lines: pl.Series, indices: pl.Series, cuts: list[int]) -> bytearray:
-    """The block with the first ``cut`` bytes of each listed line overwritten by spaces."""
+def _blanked(data: bytes, lines: pl.Series, indices: pl.Series, cuts: list[int]) -> bytes:
+    """The block with the first ``cut`` bytes of each listed line replaced by spaces (one copy)."""
     starts, _ = _offsets(lines, indices)
-    buf = bytearray(data)
+    view = memoryview(data)
+    pieces: list[bytes | memoryview] = []
+    done = 0
     for start, cut in zip(starts, cuts, strict=True):
         if cut:
-            buf[start : start + cut] = b" " * cut
-    return buf
+            pieces += (view[done:start], b" " * cut)
+            done = start + cut
+    pieces.append(view[done:])
+    return b"".join(pieces)
 
 
 # Signs of a broken object, cheap to test on every candidate: unbalanced brackets (a cut

@@ -25,8 +25,14 @@ CATEGORICAL = (
     "instance_type", "zone", "capacity_type", "error_code", "category", "quota_scope", "quota_name", "region",
     "reason", "object_kind",
 )  # fmt: skip
+# counts and vCPU figures fit 32 bits (memory requests, in bytes, do not)
+NARROW = (
+    "pod_count", "instance_types_count", "quota_limit", "quota_usage", "quota_required", "quota_new_limit",
+    "requests_cpu_m", "requests_pods",
+)  # fmt: skip
 LEAN_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
-    name: pl.Categorical() if name in CATEGORICAL else dtype for name, dtype in SCHEMA.items()
+    name: pl.Categorical() if name in CATEGORICAL else pl.Int32 if name in NARROW else dtype
+    for name, dtype in SCHEMA.items()
 }
 _TEXT = [name for name, dtype in SCHEMA.items() if dtype == pl.Utf8 and name not in CATEGORICAL]
 
