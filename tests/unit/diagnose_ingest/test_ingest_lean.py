@@ -61,3 +61,19 @@ def test_utf8_repair_by_piece_matches_replacing_in_the_whole_block(data: bytes) 
 def test_suspect_objects_include_unescaped_quotes_and_cut_lines() -> None:
     texts = pl.Series(['{"a":"x" y"}', '{"a":"b"}', '{"a":"x"\tz"}', '{"a":"x\\" y"}', '{"a":{"b":1}', '{"a":[1}'])
     assert _suspects(texts).to_list() == [True, False, True, False, True, True]
+
+
+@pytest.mark.parametrize("given", [None, "dirty_decay_ms:5000"])
+def test_importing_diagnose_sets_the_allocator_decay_unless_given(given: str | None) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    if given is not None:
+        env["_RJEM_MALLOC_CONF"] = given
+    out = subprocess.run(
+        [sys.executable, "-c", "import os, diagnose; print(os.environ['_RJEM_MALLOC_CONF'])"],
+        env=env, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.strip() == (given or "dirty_decay_ms:1000,muzzy_decay_ms:0")
