@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,7 +38,7 @@ from diagnose.categories import (
     text_of,
 )
 from diagnose.findings import Evidence
-from diagnose.routine import ROUTINE_COLUMNS, Summary, split
+from diagnose.routine import ROUTINE_COLUMNS, Summary, split_deferred
 from diagnose.schema import SCHEMA
 from provisioner.model.errors import CloudError, QuotaNumbers, parse_quota_message
 
@@ -418,16 +419,21 @@ def correlate(frame: pl.DataFrame, *, summarise: bool = False) -> Correlation:
     them); ``claims``, ``batches`` and ``pod_bound`` then hold only the walked ones."""
     state = _Pass()
     if summarise:
-        walked, summary = split(_relevant(frame, ROUTINE_COLUMNS))
+        walked, summary, finish = split_deferred(_relevant(frame, ROUTINE_COLUMNS))
         relevant = frame[walked["_row"]]  # every column, for the rows walked only
         state.subscription = summary.subscription
         state.first, state.last = summary.first, summary.last
-        state.pod_bound.update(summary.pod_bound)
+        with ThreadPoolExecutor(max_workers=1) as pool:  # the summary's polars work beside the walk
+            finishing = pool.submit(finish)
+            for row in _rows(relevant):
+                state.feed(row)
+            finishing.result()
+        for pod, moment in summary.pod_bound.items():  # (the latest time wins, in any order)
+            state.bind(pod, moment)
     else:
-        relevant = _relevant(frame).drop("_row")
         summary = Summary()
-    for row in _rows(relevant):
-        state.feed(row)
+        for row in _rows(_relevant(frame).drop("_row")):
+            state.feed(row)
     success: dict[str, pl.Series] = {}
     for nodepool in {**summary.nodepool_success, **state.nodepool_success}:
         walked_times = pl.Series("time", state.nodepool_success.get(nodepool, []), dtype=_TIME)

@@ -24,6 +24,7 @@ row; only ``Correlation.claims`` and ``Correlation.batches`` then list the kept 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -31,7 +32,7 @@ import polars as pl
 
 from diagnose.categories import SUCCESS_EVENTS
 
-__all__ = ["ROUTINE_COLUMNS", "Summary", "split"]
+__all__ = ["ROUTINE_COLUMNS", "Summary", "split", "split_deferred"]
 
 ROUTINE_EVENTS = (
     "pods.found",
@@ -149,6 +150,14 @@ def _joined() -> pl.Expr:
 def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
     """``rows``: the walk's rows in walk order (at least ``ROUTINE_COLUMNS``). Returns the rows
     to walk (same order, same columns) and the summary of the others."""
+    walked, summary, finish = split_deferred(rows)
+    finish()
+    return walked, summary
+
+
+def split_deferred(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary, Callable[[], None]]:
+    """``split``, with the summary's ``pod_bound`` and ``nodepool_success`` left to ``finish()``:
+    polars work that can run in another thread while the walk goes on."""
     c = pl.col
     summary = Summary()
     times = rows["time"].drop_nulls()
@@ -182,7 +191,10 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
 
     dropped = frame.filter(routine_claim).drop("kind")
     walked_rows = rows.filter(mask)
-    if dropped.height:
+
+    def finish() -> None:
+        if dropped.height == 0:
+            return
         summary.nodepool_success = _nodepool_success(dropped)
         named = pl.concat([walked_rows["pods"].explode().drop_nulls(), _nonnull_text(walked_rows["object_name"])])
         batches = pl.DataFrame(
@@ -192,7 +204,8 @@ def split(rows: pl.DataFrame) -> tuple[pl.DataFrame, Summary]:
             }
         )
         summary.pod_bound = _pod_bound(dropped, assigned, batches, named)
-    return walked_rows, summary
+
+    return walked_rows, summary, finish
 
 
 def _subscription(rows: pl.DataFrame) -> str:
