@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from provisioner.azure.credentials import StaticCredential
 from provisioner.controller.launch import TAG_CLUSTER, TAG_NODEPOOL
 from provisioner.controller.manager import ControllerOptions
 from provisioner.controller.service import Service, ServiceOptions
@@ -97,16 +98,6 @@ def _nodepool(name: str, cpu_limit: int, weight: int) -> dict[str, Any]:
 
 POOLS = ("general-purpose", "overflow")
 OVERFLOW_LIMIT = 1000
-
-
-def _credential() -> Any:
-    class _Token:
-        def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-            from azure.core.credentials import AccessToken
-
-            return AccessToken("karp-chaos", int(time.time()) + 3600)
-
-    return _Token()
 
 
 def _arm_faults(seed: int) -> FaultPlan:
@@ -184,7 +175,8 @@ class Chaos:
         from provisioner.azure.config import AzureConfig
 
         self._serial += 1
-        compute = AzureCompute(AzureConfig.for_emulator(self.arm.endpoint.as_dict(), _credential(), max_retries=2,
+        credential = StaticCredential("karp-chaos")
+        compute = AzureCompute(AzureConfig.for_emulator(self.arm.endpoint.as_dict(), credential, max_retries=2,
                                                         retry_backoff=0.05, max_retry_after=2.0, timeout=5.0))
         controller = ControllerOptions(cluster=CLUSTER, subnet_id=self.subnet, mode="quota-aware", batch_idle=0.3,
                                        batch_max=2.0, quota_refresh=5.0, requeue=1.5, tick=0.1, failed_linger=0.5)
@@ -449,6 +441,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {key:<{width}}  {figures[key]}")
         print("all invariants hold" if passed(figures) else "INVARIANT BROKEN")
     return 0 if passed(figures) else 1
-
 
 

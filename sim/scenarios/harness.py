@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from provisioner.azure.credentials import StaticCredential
 from provisioner.controller.assembly import build, connect_cluster
 from provisioner.controller.kubeport import is_provisionable
 from provisioner.controller.manager import Controller, ControllerOptions
@@ -34,13 +35,6 @@ from sim.scenarios import founding
 __all__ = ["Stage", "StageTimings"]
 
 Obj = dict[str, Any]
-
-
-class _Credential:
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-sim", int(time.time()) + 3600)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +93,7 @@ class Stage:
         self._closers.append(self.arm.stop)
         if not self.with_provisioner:
             return self
-        compute = AzureCompute(AzureConfig.for_emulator(endpoint.as_dict(), _Credential(), max_retries=0))
+        compute = AzureCompute(AzureConfig.for_emulator(endpoint.as_dict(), StaticCredential("karp-sim"), max_retries=0))
         self._closers.append(compute.close)
         client, informers, port = connect_cluster(self.kube.kubeconfig, None)
         self._closers.append(client.close)

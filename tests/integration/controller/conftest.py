@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,20 +9,12 @@ import pytest
 
 from provisioner.azure.compute import AzureCompute
 from provisioner.azure.config import AzureConfig
+from provisioner.azure.credentials import StaticCredential
 from sim.arm.emulator import ArmEmulator
 
 
-class OfflineCredential:
-    """Any bearer token will do for the emulator."""
-
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-offline", int(time.time()) + 3600)
-
-
 def compute_for(arm: ArmEmulator) -> AzureCompute:
-    config = AzureConfig.for_emulator(arm.endpoint.as_dict(), OfflineCredential(), max_retries=0)
+    config = AzureConfig.for_emulator(arm.endpoint.as_dict(), StaticCredential(), max_retries=0)
     return AzureCompute(config)
 
 

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from provisioner.azure.credentials import StaticCredential
 from provisioner.controller.service import assemble_service
 from provisioner.settings import Settings
 from sim.scenarios.harness import Stage, StageTimings
-
-
-class OfflineCredential:
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        import time
-
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-offline", int(time.time()) + 3600)
 
 
 def test_ctrlint_run_assembly_places_the_founding_pods(tmp_path: Any) -> None:
@@ -30,7 +22,7 @@ def test_ctrlint_run_assembly_places_the_founding_pods(tmp_path: Any) -> None:
             batch_idle_seconds=0.3, batch_max_seconds=3, log_file=str(log), log_level="DEBUG",
             metrics_port=0, health_port=0, lease_namespace="karpenter",
         )
-        running = assemble_service(settings, credential=OfflineCredential())
+        running = assemble_service(settings, credential=StaticCredential())
         running.start()
         try:
             stage.scale(10)

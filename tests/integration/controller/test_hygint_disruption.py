@@ -11,6 +11,7 @@ import pytest
 
 from provisioner.azure.compute import AzureCompute
 from provisioner.azure.config import AzureConfig
+from provisioner.azure.credentials import StaticCredential
 from provisioner.controller.manager import ControllerOptions
 from provisioner.controller.service import Service, ServiceOptions
 from provisioner.controller.upkeep import UpkeepOptions
@@ -20,13 +21,6 @@ from sim.arm.emulator import ArmEmulator
 from sim.arm.state import Timings
 from sim.kube.emulator import KubeEmulator
 from sim.scenarios import founding
-
-
-class _Token:
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-test", int(time.time()) + 3600)
 
 
 def _wait(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
@@ -62,7 +56,7 @@ def stage() -> Iterator[Callable[[dict[str, Any]], tuple[KubeEmulator, ArmEmulat
         kube.start()
         arm.start()
         closers.extend([kube.stop, arm.stop])
-        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
+        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), StaticCredential("karp-test"), max_retries=0))
         log = LogWriter(level="DEBUG")
         records: list[dict[str, Any]] = []
         log.subscribe(records.append)

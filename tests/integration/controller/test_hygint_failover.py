@@ -12,6 +12,7 @@ import pytest
 
 from provisioner.azure.compute import AzureCompute
 from provisioner.azure.config import AzureConfig
+from provisioner.azure.credentials import StaticCredential
 from provisioner.controller.manager import ControllerOptions
 from provisioner.controller.service import Service, ServiceOptions
 from provisioner.controller.upkeep import UpkeepOptions
@@ -28,13 +29,6 @@ from sim.scenarios import founding
 
 LEASE = 1.5
 RETRY = 0.1
-
-
-class _Token:
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-test", int(time.time()) + 3600)
 
 
 def _wait(condition: Callable[[], Any], timeout: float = 10.0) -> float:
@@ -59,7 +53,7 @@ def world() -> Iterator[tuple[KubeEmulator, ArmEmulator, Callable[..., Service]]
     catalog = load_catalog(founding.REGION).types
 
     def make(identity: str, port: int | None = None) -> Service:
-        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
+        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), StaticCredential("karp-test"), max_retries=0))
         options = ControllerOptions(cluster="karpenter", subnet_id=arm.endpoint.subnet_id, tick=0.05)
         service_options = ServiceOptions(UpkeepOptions("karpenter", tick=0.1), identity=identity, lease_duration=LEASE,
                                          renew_deadline=1.0, retry_period=RETRY, bind="127.0.0.1", metrics_port=port,
@@ -168,7 +162,7 @@ def test_hygint_assemble_service_from_settings(world: tuple[KubeEmulator, ArmEmu
 
     def offline(config: AzureConfig) -> AzureCompute:
         seen.append(config)
-        return real(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
+        return real(AzureConfig.for_emulator(arm.endpoint.as_dict(), StaticCredential("karp-test"), max_retries=0))
 
     monkeypatch.setattr(azure_compute, "AzureCompute", offline)
     settings = Settings.from_sources(

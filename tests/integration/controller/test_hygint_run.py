@@ -12,17 +12,11 @@ from typing import Any
 import pytest
 
 import provisioner.azure.clients as azure_clients
+from provisioner.azure.credentials import StaticCredential
 from provisioner.commands.run import main
 from sim.arm.emulator import ArmEmulator
 from sim.kube.emulator import KubeEmulator
 from sim.scenarios import founding
-
-
-class _Token:
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-test", int(time.time()) + 3600)
 
 
 def _holder(kube: KubeEmulator) -> str | None:
@@ -31,7 +25,7 @@ def _holder(kube: KubeEmulator) -> str | None:
 
 
 def test_hygint_run_leads_then_releases_the_lease_on_sigterm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(azure_clients, "resolve_credential", lambda config: _Token())
+    monkeypatch.setattr(azure_clients, "resolve_credential", lambda config: StaticCredential("karp-test"))
     for name in [k for k in os.environ if k.startswith("KARP_")]:
         monkeypatch.delenv(name)
     log = tmp_path / "run.log"

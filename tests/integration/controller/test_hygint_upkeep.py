@@ -12,6 +12,7 @@ import pytest
 
 from provisioner.azure.compute import AzureCompute
 from provisioner.azure.config import AzureConfig
+from provisioner.azure.credentials import StaticCredential
 from provisioner.controller.fleet import Fleet
 from provisioner.controller.launch import TAG_CLUSTER, TAG_NODECLAIM, TAG_NODEPOOL
 from provisioner.controller.manager import ControllerOptions
@@ -28,15 +29,8 @@ from sim.scenarios import founding
 IMAGE = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/1"
 
 
-class _Token:
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-test", int(time.time()) + 3600)
-
-
 def _compute(arm: ArmEmulator) -> AzureCompute:
-    return AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
+    return AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), StaticCredential("karp-test"), max_retries=0))
 
 
 def _make(compute: AzureCompute, arm: ArmEmulator, name: str, tags: dict[str, str], vm: bool = True) -> None:

@@ -32,6 +32,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
+from provisioner.azure.credentials import StaticCredential
+
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
 Obj = dict[str, Any]
@@ -354,12 +356,6 @@ def test_a_missing_grant_is_refused_and_reported(proxy_factory: Any, tmp_path: P
 
 
 # ---- a short controller run, both emulators, under the proxy ----------------------------------------------
-class _Token:
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        from azure.core.credentials import AccessToken
-
-        return AccessToken("karp-rbac", int(time.time()) + 3600)
-
 
 def exercise_upkeep(service: Any) -> None:
     """The upkeep writes a short run may not reach (eviction, node and claim removal, NodePool conditions,
@@ -415,7 +411,7 @@ def run_service(proxy_factory: Any, tmp_path: Path, rules: list[Grant]) -> RbacP
     service: Any = None
     try:
         proxy: RbacProxy = proxy_factory(kube.port, rules)
-        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), _Token(), max_retries=0))
+        compute = AzureCompute(AzureConfig.for_emulator(arm.endpoint.as_dict(), StaticCredential("karp-rbac"), max_retries=0))
         options = ControllerOptions(cluster="karpenter", subnet_id=arm.endpoint.subnet_id, batch_idle=0.3,
                                     batch_max=3.0, requeue=1.0, quota_refresh=1.0, failed_linger=0.5, tick=0.05)
         service_options = ServiceOptions(UpkeepOptions("karpenter", tick=0.1, liveness_interval=0.5,
