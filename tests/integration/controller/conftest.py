@@ -1,8 +1,10 @@
-"""The ARM emulator and the real Azure SDK clients behind the Compute port."""
+"""The ARM emulator and the real Azure SDK clients behind the Compute port; waiting for a condition."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -11,6 +13,23 @@ from provisioner.azure.compute import AzureCompute
 from provisioner.azure.config import AzureConfig
 from provisioner.azure.credentials import StaticCredential
 from sim.arm.emulator import ArmEmulator
+
+
+def _wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll ``condition`` until it returns a truthy value (returned); fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        pause.wait(0.05)
+    raise AssertionError(f"not met within {timeout} s")
+
+
+@pytest.fixture
+def wait_until() -> Callable[..., Any]:
+    return _wait_until
 
 
 def compute_for(arm: ArmEmulator) -> AzureCompute:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,17 +19,6 @@ from sim.arm.emulator import ArmEmulator
 from sim.arm.state import Timings
 from sim.kube.emulator import KubeEmulator
 from sim.scenarios import founding
-
-
-def _wait(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        pause.wait(0.05)
-    raise AssertionError(f"not met within {timeout} s")
 
 
 def _pool(disruption: dict[str, Any], expire_after: str = "720h") -> dict[str, Any]:
@@ -82,45 +69,45 @@ def _running(kube: KubeEmulator) -> int:
                if p["metadata"]["name"].startswith("inflate-") and (p.get("status") or {}).get("phase") == "Running")
 
 
-def test_hygint_empty_nodes_are_removed_after_consolidate_after(stage: Any) -> None:
+def test_hygint_empty_nodes_are_removed_after_consolidate_after(wait_until: Any, stage: Any) -> None:
     kube, arm, records, _ = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1s",
                                       "budgets": [{"nodes": "100%"}]}))
     founding.set_replicas(kube, 2)
-    _wait(lambda: _running(kube) == 2, 15)
+    wait_until(lambda: _running(kube) == 2, 15)
     vms = set(arm.vms)
     assert vms
     founding.set_replicas(kube, 0)
-    _wait(lambda: not arm.vms and not kube.objects("nodeclaims"), 15)
-    assert _wait(lambda: not arm.nics, 5)
+    wait_until(lambda: not arm.vms and not kube.objects("nodeclaims"), 15)
+    assert wait_until(lambda: not arm.nics, 5)
     started = [r for r in records if r["event"] == "disruption.started"]
     assert {r["reason"] for r in started} == {"Empty"} and len(started) == len(vms)
 
 
-def test_hygint_expired_nodes_are_replaced_and_pods_keep_running(stage: Any) -> None:
+def test_hygint_expired_nodes_are_replaced_and_pods_keep_running(wait_until: Any, stage: Any) -> None:
     kube, arm, records, _ = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"},
                                         expire_after="3s"))
     founding.set_replicas(kube, 1)
-    _wait(lambda: _running(kube) == 1, 15)
+    wait_until(lambda: _running(kube) == 1, 15)
     first = set(arm.vms)
-    _wait(lambda: any(r["event"] == "disruption.started" and r["reason"] == "Expired" for r in records), 10)
+    wait_until(lambda: any(r["event"] == "disruption.started" and r["reason"] == "Expired" for r in records), 10)
     kube.store.mutate(kube.kind("nodepools"), "", "general-purpose",  # the replacement must not expire as well
                       lambda o: o["spec"]["template"]["spec"].update(expireAfter="Never"))
-    _wait(lambda: _running(kube) == 1 and set(arm.vms) and not set(arm.vms) & first, 30)  # on a new node
+    wait_until(lambda: _running(kube) == 1 and set(arm.vms) and not set(arm.vms) & first, 30)  # on a new node
 
 
-def test_hygint_do_not_disrupt_holds_an_expired_node(stage: Any) -> None:
+def test_hygint_do_not_disrupt_holds_an_expired_node(wait_until: Any, stage: Any) -> None:
     kube, arm, records, service = stage(_pool({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"},
                                               expire_after="1s"))
     kube.store.mutate(kube.kind("deployments"), "default", "inflate", lambda o: o["spec"]["template"]["metadata"].update(
         annotations={"karpenter.sh/do-not-disrupt": "true"}))
     founding.set_replicas(kube, 1)
-    _wait(lambda: _running(kube) == 1, 15)
+    wait_until(lambda: _running(kube) == 1, 15)
     vms = set(arm.vms)
 
     def held() -> bool:
         upkeep = service.upkeep
         return upkeep is not None and any("do-not-disrupt" in why for why in upkeep.held.values())
 
-    _wait(held, 10)  # expired (1 s) and looked at by disruption, but held
+    wait_until(held, 10)  # expired (1 s) and looked at by disruption, but held
     assert set(arm.vms) == vms and _running(kube) == 1
     assert not any(r["event"] == "disruption.started" for r in records)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,17 +35,6 @@ def _make(compute: AzureCompute, arm: ArmEmulator, name: str, tags: dict[str, st
     nic = compute.create_nic(NicSpec(name, arm.endpoint.subnet_id, tags))
     if vm:
         compute.begin_create_vm(VmSpec(name, "Standard_D2s_v5", nic.id, IMAGE, zone="1", tags=tags)).result(30)
-
-
-def _wait(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        pause.wait(0.05)
-    raise AssertionError(f"not met within {timeout} s")
 
 
 @dataclass
@@ -138,7 +125,8 @@ def _claim(name: str) -> dict[str, Any]:
 
 
 def test_hygint_a_new_leader_adopts_what_an_earlier_run_left_and_cleans_the_rest(
-        world: tuple[KubeEmulator, ArmEmulator]) -> None:
+    world: tuple[KubeEmulator, ArmEmulator], wait_until: Any
+) -> None:
     kube, arm = world
     setup = _compute(arm)
     tags = {TAG_CLUSTER: "karpenter", TAG_NODEPOOL: "general-purpose"}
@@ -159,9 +147,9 @@ def test_hygint_a_new_leader_adopts_what_an_earlier_run_left_and_cleans_the_rest
             conditions = {c["type"]: c["status"] for c in (claim or {}).get("status", {}).get("conditions", [])}
             return conditions.get("Launched") == "True" and conditions.get("Initialized") == "True"
 
-        _wait(adopted, 15)
-        _wait(lambda: kube.get("nodeclaims", "general-purpose-novm") is None, 10)
-        _wait(lambda: set(arm.vms) == {"aks-general-purpose-vmleft"} and set(arm.nics) == {"aks-general-purpose-vmleft"}, 10)
+        wait_until(adopted, 15)
+        wait_until(lambda: kube.get("nodeclaims", "general-purpose-novm") is None, 10)
+        wait_until(lambda: set(arm.vms) == {"aks-general-purpose-vmleft"} and set(arm.nics) == {"aks-general-purpose-vmleft"}, 10)
         creates = [r for r in arm.request_log if r.op == "create_vm" and r.method == "PUT"]
         assert len(creates) == 2  # the two made above: recovery created nothing
         assert any(r["event"] == "vm.adopted" for r in records)
@@ -170,13 +158,14 @@ def test_hygint_a_new_leader_adopts_what_an_earlier_run_left_and_cleans_the_rest
 
 
 def test_hygint_launch_timeout_deletes_vm_and_claim_and_marks_the_nodepool(
-        world: tuple[KubeEmulator, ArmEmulator]) -> None:
+    world: tuple[KubeEmulator, ArmEmulator], wait_until: Any
+) -> None:
     kube, arm = world
     arm.set_timings(Timings(vm_create_s=60.0, vm_delete_s=0.02, nic_s=0.01))  # the create never ends in time
     service = _service(kube, arm, "replica-a", LogWriter(level="ERROR"), launch_timeout=1.5).start()
     try:
         founding.set_replicas(kube, 1)
-        _wait(lambda: arm.vms, 15)
+        wait_until(lambda: arm.vms, 15)
         first = next(iter(arm.vms))
 
         def condition() -> dict[str, Any] | None:
@@ -184,9 +173,9 @@ def test_hygint_launch_timeout_deletes_vm_and_claim_and_marks_the_nodepool(
             return next((c for c in (pool.get("status") or {}).get("conditions") or []
                          if c["type"] == "NodeRegistrationHealthy"), None)
 
-        health = _wait(condition, 10)
+        health = wait_until(condition, 10)
         assert health["status"] == "False" and health["reason"] == "LaunchTimeout"
         assert first.removeprefix("aks-") in health["message"]
-        _wait(lambda: first not in arm.vms and kube.get("nodeclaims", first.removeprefix("aks-")) is None, 10)
+        wait_until(lambda: first not in arm.vms and kube.get("nodeclaims", first.removeprefix("aks-")) is None, 10)
     finally:
         service.stop(grace=1.0)
