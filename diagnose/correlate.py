@@ -38,7 +38,15 @@ from diagnose.categories import (
     text_of,
 )
 from diagnose.findings import Evidence
-from diagnose.routine import ROUTINE_COLUMNS, Summary, split_deferred
+from diagnose.routine import (
+    CLAIM_WORD,
+    NOMINATED,
+    ROUTINE_COLUMNS,
+    SUBSCRIPTION,
+    VM_NAME,
+    Summary,
+    split_deferred,
+)
 from diagnose.schema import SCHEMA
 from provisioner.model.errors import CloudError, QuotaNumbers, parse_quota_message
 
@@ -52,16 +60,16 @@ __all__ = [
     "owner_of",
 ]
 
-# Kubernetes' SafeEncodeString alphabet: pod-template-hash and generated suffixes use it.
 _TIME = SCHEMA["time"]
+# Kubernetes' SafeEncodeString alphabet: pod-template-hash and generated suffixes use it.
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 _DEPLOYMENT_POD = re.compile(rf"^(?P<name>.+)-[{_SAFE}]{{6,10}}-[{_SAFE}]{{5}}$")
 _STATEFULSET_POD = re.compile(r"^(?P<name>.+)-\d+$")
-_NOMINATED = re.compile(r"nodeclaim/([A-Za-z0-9.-]+)")
+_NOMINATED = re.compile(NOMINATED)
 _ASSIGNED = re.compile(r"Successfully assigned (\S+?/\S+?) to (\S+)")
-_VM_NAME = re.compile(r"aks-([a-z0-9][a-z0-9.-]*[a-z0-9])")
-_CLAIM_WORD = re.compile(r"(?:nodeclaim|NodeClaim)[ /:\"]+([a-z0-9][a-z0-9.-]*[a-z0-9])")
-_SUBSCRIPTION = re.compile(r"/subscriptions/([0-9a-fA-F-]{36})")
+_VM_NAME = re.compile(VM_NAME)
+_CLAIM_WORD = re.compile(CLAIM_WORD)
+_SUBSCRIPTION = re.compile(SUBSCRIPTION)
 _NODEPOOL_NAMED = re.compile(r"nodepool:? \\?\"([a-z0-9][a-z0-9.-]*)\\?\"", re.IGNORECASE)
 
 TEXT_LIMIT = 2000  # evidence text kept per line
@@ -211,21 +219,12 @@ def _relevant(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.D
     """The rows the walk reads, in walk order (time, then table order; no time last), with
     their row number in ``frame`` as ``_row``; only ``columns`` (and ``_row``) when given.
     A table from ingest is in time order already: then nothing is sorted."""
-    mask = frame.select(((pl.col("parse_status") != "unparsed") & RELEVANT).fill_null(False).alias("m")).to_series()
+    mask = frame.select(((pl.col("parse_status") != "unparsed") & RELEVANT).alias("m")).to_series()
     chosen = frame if columns is None else frame.select(columns)
-    relevant = _filtered(chosen.with_row_index("_row"), mask)
+    relevant = chosen.with_row_index("_row").filter(mask)
     if relevant["time"].is_sorted(nulls_last=True):
         return relevant
     return relevant.sort(["time", "_row"], nulls_last=True)
-
-
-def _filtered(frame: pl.DataFrame, mask: pl.Series) -> pl.DataFrame:
-    """``frame.filter(mask)``, sharing rather than copying the leading run of kept rows:
-    in a table from ``load_lean`` that is every row with a time, nearly all of it."""
-    lead = mask.len() if mask.all() else int(mask.arg_min() or 0)  # (arg_min: the first False)
-    if lead == 0:
-        return frame.filter(mask)
-    return pl.concat([frame.slice(0, lead), frame.slice(lead).filter(mask.slice(lead))], rechunk=False)
 
 
 def _rows(relevant: pl.DataFrame) -> Iterator[dict[str, Any]]:

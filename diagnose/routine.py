@@ -32,7 +32,7 @@ import polars as pl
 
 from diagnose.categories import SUCCESS_EVENTS
 
-__all__ = ["ROUTINE_COLUMNS", "Summary", "split", "split_deferred"]
+__all__ = ["CLAIM_WORD", "NOMINATED", "ROUTINE_COLUMNS", "SUBSCRIPTION", "VM_NAME", "Summary", "split", "split_deferred"]
 
 ROUTINE_EVENTS = (
     "pods.found",
@@ -50,12 +50,13 @@ ROUTINE_COLUMNS = (
     "message", "raw", "object_kind", "object_name",
 )  # fmt: skip
 
-# the same patterns the walk uses to find a NodeClaim named in a message (diagnose.correlate)
-_MENTION = r"aks-[a-z0-9][a-z0-9.-]*[a-z0-9]|(?:nodeclaim|NodeClaim)[ /:\"]+[a-z0-9][a-z0-9.-]*[a-z0-9]"
-_VM_NAME = r"aks-([a-z0-9][a-z0-9.-]*[a-z0-9])"
-_CLAIM_WORD = r"(?:nodeclaim|NodeClaim)[ /:\"]+([a-z0-9][a-z0-9.-]*[a-z0-9])"
-_NOMINATED = r"nodeclaim/([A-Za-z0-9.-]+)"
-_SUBSCRIPTION = r"/subscriptions/([0-9a-fA-F-]{36})"
+# how a NodeClaim, a Nominated pod's claim and a subscription are named in a text; the walk in
+# diagnose.correlate compiles these same patterns
+VM_NAME = r"aks-([a-z0-9][a-z0-9.-]*[a-z0-9])"
+CLAIM_WORD = r"(?:nodeclaim|NodeClaim)[ /:\"]+([a-z0-9][a-z0-9.-]*[a-z0-9])"
+NOMINATED = r"nodeclaim/([A-Za-z0-9.-]+)"
+SUBSCRIPTION = r"/subscriptions/([0-9a-fA-F-]{36})"
+_MENTION = f"{VM_NAME}|{CLAIM_WORD}"
 
 
 @dataclass(slots=True)
@@ -220,7 +221,7 @@ def _subscription(rows: pl.DataFrame) -> str:
     if named.len() == 0:
         return ""
     text = pl.when(_nonempty("raw").is_not_null()).then(_text("raw")).otherwise(_text("message"))
-    found = rows.select("raw", "message")[named].select(text.str.extract(_SUBSCRIPTION, 1).drop_nulls().first())
+    found = rows.select("raw", "message")[named].select(text.str.extract(SUBSCRIPTION, 1).drop_nulls().first())
     return str(found.item() or "") if found.height else ""
 
 
@@ -236,9 +237,9 @@ def _interest(kept: pl.DataFrame) -> pl.Series:
         pl.concat_list(
             _nonempty("nodeclaim").cast(pl.Utf8),
             _text("object_name"),
-            joined.str.extract_all(_VM_NAME).list.eval(pl.element().str.strip_prefix("aks-")),
-            joined.str.extract_all(_CLAIM_WORD).list.eval(pl.element().str.extract(_CLAIM_WORD, 1)),
-            pl.when(c("event") == "k8s.Nominated").then(_text("message").str.extract(_NOMINATED, 1)),
+            joined.str.extract_all(VM_NAME).list.eval(pl.element().str.strip_prefix("aks-")),
+            joined.str.extract_all(CLAIM_WORD).list.eval(pl.element().str.extract(CLAIM_WORD, 1)),
+            pl.when(c("event") == "k8s.Nominated").then(_text("message").str.extract(NOMINATED, 1)),
         ).alias("name")
     )
     return names.explode("name")["name"].drop_nulls().unique()

@@ -90,9 +90,9 @@ def _valid_utf8(data: bytes) -> bytes:
 _PIECE = 1 << 18
 
 
-def _ndjson(data: bytes | bytearray) -> pl.DataFrame:
+def _ndjson(data: bytes) -> pl.DataFrame:
     # (bytes are read in place; a BytesIO would be one more copy of the block)
-    return pl.read_ndjson(bytes(data) if isinstance(data, bytearray) else data, schema=DECODE_SCHEMA, ignore_errors=True)
+    return pl.read_ndjson(data, schema=DECODE_SCHEMA, ignore_errors=True)
 
 
 def _valid(text: str) -> bool:
@@ -147,7 +147,7 @@ def decode_block(
     rare = list(zip((rest_idx.filter(~blank_mask) + first_line).to_list(), rest.filter(~blank_mask).to_list(), strict=True))
 
     cut = (others.str.len_bytes() - body.str.len_bytes().fill_null(0)).to_list()
-    buf: bytes | bytearray = _blanked(data, lines, other_idx, cut) if other_idx.len() else data
+    buf = _blanked(data, lines, other_idx, cut) if other_idx.len() else data
     # read_ndjson refuses a whole block for one broken object (a cut line, an unescaped
     # quote) and accepts no invalid line (tests/unit/diagnose_ingest). Most blocks have
     # none, so the block is decoded as it is first; when refused, the suspect candidates
@@ -247,13 +247,14 @@ def _offsets(lines: pl.Series, indices: pl.Series) -> tuple[list[int], list[int]
     return starts.gather(indices).to_list(), lengths.gather(indices).to_list()
 
 
-def _blanked(data: bytes, lines: pl.Series, indices: pl.Series, cuts: list[int]) -> bytes:
-    """The block with the first ``cut`` bytes of each listed line replaced by spaces (one copy)."""
-    starts, _ = _offsets(lines, indices)
+def _blanked(data: bytes, lines: pl.Series, indices: pl.Series, cuts: list[int] | None = None) -> bytes:
+    """The block with the first ``cut`` bytes of each listed line (in line order; the whole
+    line when ``cuts`` is None) replaced by spaces (one copy)."""
+    starts, lengths = _offsets(lines, indices)
     view = memoryview(data)
     pieces: list[bytes | memoryview] = []
     done = 0
-    for start, cut in zip(starts, cuts, strict=True):
+    for start, cut in zip(starts, lengths if cuts is None else cuts, strict=True):
         if cut:
             pieces += (view[done:start], b" " * cut)
             done = start + cut
@@ -280,8 +281,8 @@ def _suspects(texts: pl.Series) -> pl.Series:
 
 
 def _without_invalid(
-    buf: bytes | bytearray, lines: pl.Series, texts: pl.Series, cand_idx: pl.Series, suspects_only: bool
-) -> tuple[bytes | bytearray, pl.Series]:
+    buf: bytes, lines: pl.Series, texts: pl.Series, cand_idx: pl.Series, suspects_only: bool
+) -> tuple[bytes, pl.Series]:
     """Check candidates with orjson (only the suspect ones, or all) and blank the invalid ones.
 
     Returns the buffer and the indices of the lines set aside."""
@@ -291,10 +292,7 @@ def _without_invalid(
         mask = _suspects(candidates)
         candidates, indices = candidates.filter(mask), cand_idx.filter(mask)
     bad = [i for i, text in zip(indices.to_list(), candidates.to_list(), strict=True) if not _valid(text)]
-    if not bad:
-        return buf, pl.Series([], dtype=cand_idx.dtype)
-    out = bytearray(buf)
     found = pl.Series(bad, dtype=cand_idx.dtype)
-    for start, length in zip(*_offsets(lines, found), strict=True):
-        out[start : start + length] = b" " * length
-    return out, found
+    if not bad:
+        return buf, found
+    return _blanked(buf, lines, found), found

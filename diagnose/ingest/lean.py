@@ -18,7 +18,7 @@ import polars as pl
 
 from diagnose.schema import SCHEMA
 
-__all__ = ["CATEGORICAL", "LEAN_SCHEMA", "lean_rows"]
+__all__ = ["CATEGORICAL", "LEAN_SCHEMA", "NARROW", "lean_rows"]
 
 CATEGORICAL = (
     "file", "source", "parse_status", "shape", "level", "component", "event", "nodepool", "nodeclaim", "node",
