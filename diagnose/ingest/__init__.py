@@ -177,14 +177,20 @@ def _append_timed(tally: _Tally, index: int, frame: pl.DataFrame) -> None:
 
 
 def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after_block: Callable[[], None]) -> None:
-    """Decode ``_WORKERS`` blocks at a time, settle them in order."""
+    """Decode ``_WORKERS`` blocks at a time, settle them in order.
+
+    Blocks are decoded with line numbers counted from the block's start and moved into
+    place as they are settled: counting a block's lines before handing it over would hold
+    the interpreter lock for milliseconds per block, which the decode threads wait on."""
     first_line = 1
     carried: list[tuple[int, str]] = []
     pending: deque[Future[Block]] = deque()
 
     def settle_one() -> None:
-        nonlocal carried
-        block = pending.popleft().result()
+        nonlocal carried, first_line
+        block = pending.popleft().result().shifted(first_line - 1)
+        first_line += block.lines
+        tally.lines += block.lines
         tally.parsed += block.parsed
         tally.blank += block.blank
         rare = carried + block.rare
@@ -195,10 +201,7 @@ def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after
 
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         for data in line_blocks(pieces, sources.BLOCK_BYTES):
-            lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-            pending.append(pool.submit(decode_block, data, first_line, name, tally.lean))
-            first_line += lines
-            tally.lines += lines
+            pending.append(pool.submit(decode_block, data, 1, name, tally.lean))
             if len(pending) >= _WORKERS:
                 settle_one()
         while pending:

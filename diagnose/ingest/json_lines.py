@@ -53,6 +53,27 @@ class Block:
     unparsed_lines: list[int] = field(default_factory=list)
     unparsed: pl.DataFrame | None = None
 
+    def shifted(self, offset: int) -> Block:
+        """The same block with every line number moved by ``offset``."""
+        if offset == 0:
+            return self
+        return Block(
+            _plus(self.frame, offset),
+            self.first_line + offset,
+            self.lines,
+            self.parsed,
+            self.blank,
+            [(line + offset, text) for line, text in self.rare],
+            self.recovered_parsed,
+            [line + offset for line in self.repaired_lines],
+            [line + offset for line in self.unparsed_lines],
+            None if self.unparsed is None else _plus(self.unparsed, offset),
+        )
+
+
+def _plus(frame: pl.DataFrame, offset: int) -> pl.DataFrame:
+    return frame.with_columns(pl.col("line") + offset) if "line" in frame.columns else frame
+
 
 def _read_lines(data: bytes) -> tuple[pl.Series, bytes]:
     """The block's lines, and the bytes they were split from (CRLF made LF, invalid UTF-8 replaced),
