@@ -58,14 +58,14 @@ def child_baseline(path: str) -> dict[str, Any]:
     import polars as pl
 
     from diagnose.ingest.json_lines import _read_lines
-    from diagnose.ingest.sources import BLOCK_BYTES, Source, blocks, line_blocks
+    from diagnose.ingest.sources import Source, whole_line_blocks
     from diagnose.ingest.vocabulary import DECODE_SCHEMA
 
     struct = pl.Struct(DECODE_SCHEMA)
     start = time.perf_counter()
     cpu0 = _cpu()
     rows = 0
-    for data in line_blocks(blocks(Source(path, Path(path), 0), None, lambda n: None), BLOCK_BYTES):
+    for data in whole_line_blocks(Source(path, Path(path), 0), None, lambda n: None):
         lines, _ = _read_lines(data)
         decoded = (
             pl.LazyFrame({"text": lines})

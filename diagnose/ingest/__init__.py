@@ -46,7 +46,7 @@ from diagnose.ingest.columns import derive, materialized, unparsed_frame
 from diagnose.ingest.json_lines import Block, decode_block, recovered_input
 from diagnose.ingest.lean import LEAN_SCHEMA, lean_rows
 from diagnose.ingest.rare_lines import Recovered, recover
-from diagnose.ingest.sources import IngestError, Source, blocks, discover, line_blocks
+from diagnose.ingest.sources import IngestError, Source, discover, whole_line_blocks
 from diagnose.schema import REPAIRED, SCHEMA
 
 __all__ = ["IngestError", "Ingested", "load", "load_lean", "parse_lines"]
@@ -167,8 +167,8 @@ def _append_timed(tally: _Tally, index: int, frame: pl.DataFrame) -> None:
     input the rows that are earlier than its last time (clocks that step back a little)."""
     if frame.height and tally.timed and tally.timed[-1][0] == index:
         previous = tally.timed[-1][1]
-        limit = previous["time"][-1]
-        early = int(frame["time"].search_sorted(limit, side="left"))
+        limit = previous["time"].tail(1)  # (a series: a Python datetime is converted through a query)
+        early = int(frame["time"].search_sorted(limit, side="left")[0])
         if early:
             tally.timed[-1] = (index, _sorted(pl.concat([previous, frame.slice(0, early)])))
             frame = frame.slice(early)
@@ -176,7 +176,7 @@ def _append_timed(tally: _Tally, index: int, frame: pl.DataFrame) -> None:
         tally.timed.append((index, frame))
 
 
-def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after_block: Callable[[], None]) -> None:
+def _ingest(data_blocks: Iterator[bytes], name: str, index: int, tally: _Tally, after_block: Callable[[], None]) -> None:
     """Decode ``_WORKERS`` blocks at a time, settle them in order.
 
     Blocks are decoded with line numbers counted from the block's start and moved into
@@ -200,7 +200,7 @@ def _ingest(pieces: Iterator[bytes], name: str, index: int, tally: _Tally, after
         after_block()
 
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-        for data in line_blocks(pieces, sources.BLOCK_BYTES):
+        for data in data_blocks:
             pending.append(pool.submit(decode_block, data, 1, name, tally.lean))
             if len(pending) >= _WORKERS:
                 settle_one()
@@ -279,7 +279,7 @@ def _load(
             progress(done[0], total)
 
     for index, source in enumerate(sources):
-        _ingest(blocks(source, stdin, counted), source.name, index, tally, after_block)
+        _ingest(whole_line_blocks(source, stdin, counted), source.name, index, tally, after_block)
     for k, path in enumerate(events):
         frame = read_events(path)
         tally.files.append(path)
@@ -304,5 +304,6 @@ def parse_lines(lines: Iterable[str], file: str = "-") -> Ingested:
     """Ingest lines already in memory (tests, a live tail). Each item is one physical line."""
     text = "".join(line.removesuffix("\n").removesuffix("\r") + "\n" for line in lines)
     tally = _Tally(files=[file])
-    _ingest(iter([text.encode("utf-8", errors="replace")]), file, 0, tally, lambda: None)
+    data = text.encode("utf-8", errors="replace")
+    _ingest(sources.line_blocks(iter([data]), sources.BLOCK_BYTES), file, 0, tally, lambda: None)
     return _finish(tally)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -110,3 +111,49 @@ def test_line_blocks_keep_every_byte_and_end_on_a_newline(seed: int) -> None:
     assert b"".join(blocks) == text
     assert all(block.endswith(b"\n") for block in blocks[:-1]) and blocks[-1].endswith(b"tail without newline")
     assert all(isinstance(block, bytes) for block in blocks)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_plain_files_are_read_in_whole_lines_without_losing_a_byte(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import random
+
+    from diagnose.ingest import sources
+    from diagnose.ingest.sources import Source, whole_line_blocks
+
+    rng = random.Random(seed)
+    # lines longer than the look-back window and than a block, empty lines, no final newline
+    text = b"".join(b"x" * rng.choice([0, 1, 5, 40, 300, 3000]) + b"\n" for _ in range(300)) + b"tail"
+    path = tmp_path / "plain.log"
+    path.write_bytes(codecs.BOM_UTF8 + text if seed % 2 else text)
+    monkeypatch.setattr(sources, "BLOCK_BYTES", rng.choice([1, 64, 500, 5000]))
+    monkeypatch.setattr(sources, "_PEEK", rng.choice([1, 16, 256]))
+
+    def pieced(*_: object) -> None:
+        raise AssertionError("a plain file is read in whole lines, not copied together from pieces")
+
+    monkeypatch.setattr(sources, "line_blocks", pieced)
+    counted: list[int] = []
+    blocks = list(whole_line_blocks(Source("plain.log", path, path.stat().st_size), None, counted.append))
+    assert b"".join(blocks) == text
+    assert all(block.endswith(b"\n") for block in blocks[:-1]) and blocks[-1].endswith(b"tail")
+    assert sum(counted) == path.stat().st_size  # progress reaches the file's size (a BOM included)
+    assert len(blocks) > 1
+
+
+def test_gzip_and_utf16_files_take_the_decoding_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from diagnose.ingest import sources
+    from diagnose.ingest.sources import Source, whole_line_blocks
+
+    monkeypatch.setattr(sources, "BLOCK_BYTES", 64)
+    text = "".join(f'{{"message":"line {k} é"}}\n' for k in range(50))
+    zipped, wide = tmp_path / "a.log.gz", tmp_path / "b.log"
+    zipped.write_bytes(gzip.compress(text.encode("utf-8")))
+    wide.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    for path in (zipped, wide):
+        blocks = list(whole_line_blocks(Source(path.name, path, path.stat().st_size), None, lambda n: None))
+        assert b"".join(blocks).decode("utf-8") == text
+        assert all(block.endswith(b"\n") for block in blocks)
