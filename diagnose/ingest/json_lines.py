@@ -18,10 +18,8 @@ Blank lines are counted.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO
 
 import orjson
 import polars as pl
@@ -77,41 +75,40 @@ def _plus(frame: pl.DataFrame, offset: int) -> pl.DataFrame:
     return frame.with_columns(pl.col("line") + offset) if "line" in frame.columns else frame
 
 
-def _read_lines(data: bytes) -> tuple[pl.Series, list[bytes]]:
-    """The block's lines, and the bytes they were split from as consecutive parts (CRLF
-    made LF, invalid UTF-8 replaced), so that byte offsets computed from the lines hold in
-    the parts taken together. Parts are not joined: the one copy a block may need is made
-    when its other lines are blanked."""
+def _read_lines(data: bytes) -> tuple[pl.Series, bytes]:
+    """The block's lines, and the bytes they were split from (CRLF made LF, invalid UTF-8 replaced),
+    so that byte offsets computed from the lines hold in those bytes."""
     if b"\r" in data and b"\r\n" in data:  # (a single-byte search first: much faster)
         data = data.replace(b"\r\n", b"\n")
-    try:  # polars checks UTF-8 far faster than Python; most blocks are valid
-        return pl.read_lines(data).to_series(), [data]
+    try:  # polars checks UTF-8 far faster than Python, and most blocks are valid
+        return pl.read_lines(data).to_series(), data
     except pl.exceptions.ComputeError:
-        parts = _valid_utf8(data)
-    sources: list[IO[bytes]] = [io.BytesIO(part) for part in parts]  # (each shares its part's bytes)
-    return pl.read_lines(sources).to_series(), parts
+        data = _valid_utf8(data)
+    return pl.read_lines(data).to_series(), data
 
 
-def _valid_utf8(data: bytes) -> list[bytes]:
-    """The block as consecutive parts, each line that is not valid UTF-8 decoded with U+FFFD
-    replacements (the same bytes as replacing in the whole block), looking closely only at
-    the parts of the block that are not plain ASCII. Each part but the last ends with a newline."""
+def _valid_utf8(data: bytes) -> bytes:
+    """The block with each line that is not valid UTF-8 decoded with U+FFFD replacements
+    (the same bytes as replacing in the whole block), looking closely only at the pieces
+    of the block that are not plain ASCII."""
     if data.isascii():
-        return [data]
-    parts: list[bytes] = []
+        return data
+    pieces: list[bytes] = []
+    changed = False
     start, size = 0, len(data)
     while start < size:
         end = data.find(b"\n", min(start + _PIECE, size))
         end = size if end < 0 else end + 1
-        part = data[start:end] if start or end < size else data
-        if not part.isascii():
+        piece = data[start:end]
+        if not piece.isascii():
             try:
-                part.decode("utf-8")
+                piece.decode("utf-8")
             except UnicodeDecodeError:  # (a newline is never part of a sequence: as if line by line)
-                part = part.decode("utf-8", errors="replace").encode("utf-8")
-        parts.append(part)
+                piece = piece.decode("utf-8", errors="replace").encode("utf-8")
+                changed = True
+        pieces.append(piece)
         start = end
-    return parts
+    return b"".join(pieces) if changed else data
 
 
 _PIECE = 1 << 18
@@ -141,7 +138,7 @@ def decode_block(
 ) -> Block:
     """Rows for the candidate lines of ``data`` (whole lines), the rest as rare lines; the
     rows cut by ``lean`` when given (``diagnose.ingest.lean``)."""
-    lines, parts = _read_lines(data)
+    lines, data = _read_lines(data)
     n = lines.len()
     if n == 0:
         return Block(pl.DataFrame(), first_line, 0, 0, 0)
@@ -174,7 +171,7 @@ def decode_block(
     rare = list(zip((rest_idx.filter(~blank_mask) + first_line).to_list(), rest.filter(~blank_mask).to_list(), strict=True))
 
     cut = (others.str.len_bytes() - body.str.len_bytes().fill_null(0)).to_list()
-    buf = _blanked(parts, lines, other_idx, cut) if other_idx.len() else _joined(parts)
+    buf = _blanked(data, lines, other_idx, cut) if other_idx.len() else data
     # read_ndjson refuses a whole block for one broken object (a cut line, an unescaped
     # quote) and accepts no invalid line (tests/unit/diagnose_ingest). Most blocks have
     # none, so the block is decoded as it is first; when refused, the suspect candidates
@@ -274,31 +271,18 @@ def _offsets(lines: pl.Series, indices: pl.Series) -> tuple[list[int], list[int]
     return starts.gather(indices).to_list(), lengths.gather(indices).to_list()
 
 
-def _joined(parts: list[bytes]) -> bytes:
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def _blanked(parts: list[bytes], lines: pl.Series, indices: pl.Series, cuts: list[int] | None = None) -> bytes:
-    """The bytes of ``parts`` taken together, with the first ``cut`` bytes of each listed
-    line (in line order; the whole line when ``cuts`` is None) replaced by spaces (one copy)."""
+def _blanked(data: bytes, lines: pl.Series, indices: pl.Series, cuts: list[int] | None = None) -> bytes:
+    """The block with the first ``cut`` bytes of each listed line (in line order; the whole
+    line when ``cuts`` is None) replaced by spaces (one copy)."""
     starts, lengths = _offsets(lines, indices)
-    views = [memoryview(part) for part in parts]
-    bounds = [0]
-    for part in parts:
-        bounds.append(bounds[-1] + len(part))
+    view = memoryview(data)
     pieces: list[bytes | memoryview] = []
-    k = done = 0  # the part that holds offset ``done``, and the offset up to which pieces are made
+    done = 0
     for start, cut in zip(starts, lengths if cuts is None else cuts, strict=True):
-        if not cut:
-            continue
-        while start >= bounds[k + 1]:  # whole parts up to the part that holds ``start``
-            pieces.append(views[k][done - bounds[k] :])
-            k, done = k + 1, bounds[k + 1]
-        pieces += (views[k][done - bounds[k] : start - bounds[k]], b" " * cut)
-        done = start + cut  # (a line, and so a cut, never spans two parts)
-    while k < len(parts):
-        pieces.append(views[k][done - bounds[k] :])
-        k, done = k + 1, bounds[k + 1]
+        if cut:
+            pieces += (view[done:start], b" " * cut)
+            done = start + cut
+    pieces.append(view[done:])
     return b"".join(pieces)
 
 
@@ -335,4 +319,4 @@ def _without_invalid(
     found = pl.Series(bad, dtype=cand_idx.dtype)
     if not bad:
         return buf, found
-    return _blanked([buf], lines, found), found
+    return _blanked(buf, lines, found), found

@@ -55,9 +55,7 @@ def test_an_empty_lean_table_has_the_lean_schema(tmp_path: Path) -> None:
     ids=["empty", "ascii", "valid-utf8", "invalid", "cut-sequence", "far-piece"],
 )
 def test_utf8_repair_by_piece_matches_replacing_in_the_whole_block(data: bytes) -> None:
-    parts = _valid_utf8(data)
-    assert b"".join(parts) == data.decode("utf-8", errors="replace").encode("utf-8")
-    assert all(part.endswith(b"\n") for part in parts[:-1])
+    assert _valid_utf8(data) == data.decode("utf-8", errors="replace").encode("utf-8")
 
 
 def test_suspect_objects_include_unescaped_quotes_and_cut_lines() -> None:
@@ -79,25 +77,3 @@ def test_importing_diagnose_sets_the_allocator_decay_unless_given(given: str | N
         env=env, capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     assert out.stdout.strip() == (given or "dirty_decay_ms:1000,muzzy_decay_ms:0")
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_blanking_lines_spread_over_parts_matches_blanking_the_joined_block(seed: int) -> None:
-    import itertools
-    import random
-
-    from diagnose.ingest.json_lines import _blanked
-
-    rng = random.Random(seed)
-    lines = ["".join(rng.choice("ab{} ") for _ in range(rng.randint(0, 12))) for _ in range(60)]
-    block = "".join(line + "\n" for line in lines).encode()
-    bounds = sorted({0, len(block), *(block.index(b"\n", rng.randrange(len(block))) + 1 for _ in range(5))})
-    parts = [block[a:b] for a, b in itertools.pairwise(bounds) if a < b]
-    chosen = sorted(rng.sample(range(len(lines)), 20))
-    cuts = [rng.randint(0, len(lines[i])) for i in chosen]
-    expected = [line[c:].rjust(len(line)) if i in chosen and (c := cuts[chosen.index(i)]) else line
-                for i, line in enumerate(lines)]  # fmt: skip
-    series = pl.Series(lines)
-    assert _blanked(parts, series, pl.Series(chosen, dtype=pl.UInt32), cuts) == "".join(e + "\n" for e in expected).encode()
-    whole = [line if i not in chosen else " " * len(line) for i, line in enumerate(lines)]
-    assert _blanked(parts, series, pl.Series(chosen, dtype=pl.UInt32)) == "".join(e + "\n" for e in whole).encode()
