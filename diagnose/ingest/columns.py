@@ -155,9 +155,8 @@ def derive(
     df = pl.concat([meta, decoded], how="horizontal").with_columns(*_listed(pods_text), message.alias("_m"))
     # columns read from a message, a level or a list of instance types: computed once per
     # distinct value (most repeat)
-    df = _per_distinct(
-        df, "_m", [event_expr(c("_m")).alias("_m_event"), pl.coalesce(c("_m").str.extract(_INSTANCE_AT_START, 1), c("_m").str.extract(_INSTANCE_AFTER, 1)).alias("_m_instance")]
-    )
+    instance = pl.coalesce(c("_m").str.extract(_INSTANCE_AT_START, 1), c("_m").str.extract(_INSTANCE_AFTER, 1))
+    df = _per_distinct(df, "_m", [event_expr(c("_m")).alias("_m_event"), instance.alias("_m_instance")])
     df = _per_distinct(
         df, "level", [c("level").str.to_uppercase().replace({"WARNING": "WARN", "ERR": "ERROR"}).alias("_level")]
     )

@@ -59,13 +59,17 @@ def discover(paths: Sequence[str]) -> list[Source]:
             if not found:
                 raise IngestError(f"{given}: directory has no log files (*.log, *.txt, *.json, *.jsonl, *.gz)")
             sources.extend(Source(str(p), p, p.stat().st_size) for p in found)
-        elif path.exists():
+        elif path.is_file():
             try:
                 with path.open("rb"):
                     pass
             except OSError as e:
                 raise IngestError(f"{given}: cannot read: {e.strerror or e}") from e
             sources.append(Source(given, path, path.stat().st_size))
+        elif path.exists():  # a named pipe or a device: opened once, when it is read
+            if not os.access(path, os.R_OK):
+                raise IngestError(f"{given}: cannot read: Permission denied")
+            sources.append(Source(given, path, 0))
         else:
             raise IngestError(f"{given}: no such file or directory")
     return sources
@@ -183,26 +187,29 @@ def whole_line_blocks(source: Source, stdin: BinaryIO | None, counted: Callable[
     A plain file (regular, neither gzip nor UTF-16) is read one block per read, each read
     ending just after a newline found by looking at the end of the span first: no block
     is copied together from pieces, and the copy from the file happens outside the
-    interpreter lock. Anything else goes through ``blocks`` and ``line_blocks``."""
+    interpreter lock. Anything else (stdin, pipes, gzip, UTF-16) is read in pieces and
+    regrouped by ``line_blocks``."""
     size = BLOCK_BYTES
-    if source.path is not None:
+    if source.path is None:
+        yield from line_blocks(blocks(source, stdin, counted), size)
+        return
+    try:
+        stream = source.path.open("rb", buffering=0)
+    except OSError as e:
+        raise IngestError(f"{source.name}: cannot read: {e.strerror or e}") from e
+    with stream:
+        fd = stream.fileno()
         try:
-            stream = source.path.open("rb", buffering=0)
+            plain = stat.S_ISREG(os.fstat(fd).st_mode)
+            head = os.pread(fd, 4, 0) if plain else b""  # (pread leaves the stream where it is)
         except OSError as e:
             raise IngestError(f"{source.name}: cannot read: {e.strerror or e}") from e
-        with stream:
-            fd = stream.fileno()
-            try:
-                plain = stat.S_ISREG(os.fstat(fd).st_mode)
-                head = os.pread(fd, 4, 0) if plain else b""
-            except OSError as e:
-                raise IngestError(f"{source.name}: cannot read: {e.strerror or e}") from e
-            if plain and not head.startswith((b"\x1f\x8b", codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-                start = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
-                counted(start)
-                yield from _aligned(fd, source.name, counted, start, size)
-                return
-    yield from line_blocks(blocks(source, stdin, counted), size)
+        if plain and not head.startswith((b"\x1f\x8b", codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            start = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
+            counted(start)
+            yield from _aligned(fd, source.name, counted, start, size)
+        else:
+            yield from line_blocks(_maybe_gzip(_raw_reads(stream, source.name, counted), source.name), size)
 
 
 def _aligned(fd: int, name: str, counted: Callable[[int], None], offset: int, size: int) -> Iterator[bytes]:

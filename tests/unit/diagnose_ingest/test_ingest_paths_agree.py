@@ -157,3 +157,25 @@ def test_gzip_and_utf16_files_take_the_decoding_path(tmp_path: Path, monkeypatch
         blocks = list(whole_line_blocks(Source(path.name, path, path.stat().st_size), None, lambda n: None))
         assert b"".join(blocks).decode("utf-8") == text
         assert all(block.endswith(b"\n") for block in blocks)
+
+
+def test_a_named_pipe_is_read_like_the_file(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    text = "".join(f'{{"level":"INFO","time":"2024-01-01T00:00:{k:02d}Z","message":"m{k}"}}\n' for k in range(40))
+    path, pipe = tmp_path / "a.log", tmp_path / "pipe.log"
+    path.write_text(text)
+    os.mkfifo(pipe)
+
+    def write() -> None:
+        with pipe.open("w") as out:
+            out.write(text)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    from_pipe = load([str(pipe)])
+    writer.join()
+    from_file = load([str(path)])
+    assert from_pipe.stats.lines == from_file.stats.lines == 40
+    assert from_pipe.frame.drop("file").equals(from_file.frame.drop("file"))
