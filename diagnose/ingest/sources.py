@@ -17,6 +17,7 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import BinaryIO
 
 from provisioner.model.errors import InputError
 
-__all__ = ["BLOCK_BYTES", "LOG_SUFFIXES", "IngestError", "Source", "blocks", "discover", "line_blocks", "whole_line_blocks"]
+__all__ = ["BLOCK_BYTES", "LOG_SUFFIXES", "IngestError", "Source", "discover", "line_blocks", "whole_line_blocks"]
 
 BLOCK_BYTES = 8 << 20
 READ_BYTES = 8 << 20
@@ -126,21 +127,9 @@ def _decoded(reads: Iterator[bytes]) -> Iterator[bytes]:
     yield from reads
 
 
-def blocks(source: Source, stdin: BinaryIO | None, counted: Callable[[int], None]) -> Iterator[bytes]:
-    """The source's content as UTF-8-ish bytes (unvalidated), in arbitrary pieces."""
-    if source.path is None:
-        if stdin is None:
-            import sys
-
-            stdin = sys.stdin.buffer
-        yield from _maybe_gzip(_raw_reads(stdin, "stdin", counted), "stdin")
-        return
-    try:
-        stream = source.path.open("rb")
-    except OSError as e:
-        raise IngestError(f"{source.name}: cannot read: {e.strerror or e}") from e
-    with stream:
-        yield from _maybe_gzip(_raw_reads(stream, source.name, counted), source.name)
+def _pieces(stream: BinaryIO, name: str, counted: Callable[[int], None]) -> Iterator[bytes]:
+    """A stream's content as UTF-8-ish bytes (unvalidated, gzip undone), in arbitrary pieces."""
+    return _maybe_gzip(_raw_reads(stream, name, counted), name)
 
 
 def _maybe_gzip(reads: Iterator[bytes], name: str) -> Iterator[bytes]:
@@ -191,7 +180,7 @@ def whole_line_blocks(source: Source, stdin: BinaryIO | None, counted: Callable[
     regrouped by ``line_blocks``."""
     size = BLOCK_BYTES
     if source.path is None:
-        yield from line_blocks(blocks(source, stdin, counted), size)
+        yield from line_blocks(_pieces(stdin if stdin is not None else sys.stdin.buffer, "stdin", counted), size)
         return
     try:
         stream = source.path.open("rb", buffering=0)
@@ -209,7 +198,7 @@ def whole_line_blocks(source: Source, stdin: BinaryIO | None, counted: Callable[
             counted(start)
             yield from _aligned(fd, source.name, counted, start, size)
         else:
-            yield from line_blocks(_maybe_gzip(_raw_reads(stream, source.name, counted), source.name), size)
+            yield from line_blocks(_pieces(stream, source.name, counted), size)
 
 
 def _aligned(fd: int, name: str, counted: Callable[[int], None], offset: int, size: int) -> Iterator[bytes]:
